@@ -1,0 +1,465 @@
+"""YAML in and out, byte-compatible with the reference renderer.
+
+Reading follows yaml.v3 (what the reference decodes documents with): only ``true``/``false`` in
+their three spellings are booleans, ``yes``/``on`` stay strings, timestamps stay strings, ints
+follow Go's ``strconv.ParseInt(s, 0, 64)`` after removing underscores, duplicate keys are refused
+and only the first document is read.
+
+Writing follows the reference's serializer: Go ``encoding/json`` followed by ``sigs.k8s.io/yaml``
+on top of yaml.v2. Keys are sorted with yaml.v2's comparator, strings that yaml.v2 would resolve to
+another type are double-quoted, multi-line strings use literal blocks, everything else is left to
+libyaml's analysis (plain or single-quoted), lines fold at 80 columns, sequences under a mapping
+key are not indented, and documents are joined with ``---``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class YAMLError(ValueError):
+    """A document that is not valid YAML, or holds a duplicate key."""
+
+
+# --------------------------------------------------------------------------------------------
+# Go number parsing (strconv.ParseInt / ParseUint with base 0, ParseFloat)
+# --------------------------------------------------------------------------------------------
+
+_GO_INT_RE = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def _go_parse_int(text: str) -> int | None:
+    """strconv.ParseInt(text, 0, 64), falling back to ParseUint; None when neither accepts it."""
+    if not _GO_INT_RE.match(text):
+        return None
+    sign = -1 if text[0] == "-" else 1
+    body = text.lstrip("+-")
+    low = body.lower()
+    if low.startswith("0x"):
+        value = int(body[2:], 16)
+    elif low.startswith("0o"):
+        value = int(body[2:], 8)
+    elif low.startswith("0b"):
+        value = int(body[2:], 2)
+    elif len(body) > 1 and body[0] == "0":
+        value = int(body[1:], 8)
+    else:
+        value = int(body)
+    value *= sign
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return value
+    if text[0] not in "+-" and value <= _UINT64_MAX:
+        return value
+    return None
+
+
+_GO_FLOAT_RE = re.compile(
+    r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf|infinity|nan)$",
+    re.IGNORECASE,
+)
+
+
+def _go_parse_float(text: str) -> float | None:
+    """strconv.ParseFloat(text, 64) for the decimal forms (hex floats are not produced by humans)."""
+    if not _GO_FLOAT_RE.match(text):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if math.isinf(value) and "inf" not in text.lower():
+        return None  # out of range: Go reports ErrRange
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Loading (yaml.v3 semantics)
+# --------------------------------------------------------------------------------------------
+
+_V3_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_V3_NULLS = {"", "~", "null", "Null", "NULL"}
+_V3_SPECIAL_FLOATS = {
+    ".nan": math.nan,
+    ".NaN": math.nan,
+    ".NAN": math.nan,
+    ".inf": math.inf,
+    ".Inf": math.inf,
+    ".INF": math.inf,
+    "+.inf": math.inf,
+    "+.Inf": math.inf,
+    "+.INF": math.inf,
+    "-.inf": -math.inf,
+    "-.Inf": -math.inf,
+    "-.INF": -math.inf,
+}
+
+
+def _resolve_v3_plain(text: str) -> Any:
+    """The value yaml.v3 gives an untagged plain scalar when decoding into interface{}."""
+    if text in _V3_BOOLS:
+        return _V3_BOOLS[text]
+    if text in _V3_NULLS:
+        return None
+    if text in _V3_SPECIAL_FLOATS:
+        return _V3_SPECIAL_FLOATS[text]
+    first = text[0]
+    if first == ".":
+        value = _go_parse_float(text)
+        return text if value is None else value
+    if first in "+-0123456789":
+        plain = text.replace("_", "")
+        as_int = _go_parse_int(plain)
+        if as_int is not None:
+            return as_int
+        if _YAML_STYLE_FLOAT.match(plain):
+            value = _go_parse_float(plain)
+            if value is not None:
+                return value
+        low = plain.lower()
+        if low.startswith("0b") or low.startswith("-0b"):
+            pass  # already handled by _go_parse_int
+    return text
+
+
+class _V3Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """A loader with yaml.v3's scalar resolution and duplicate-key refusal."""
+
+
+_V3Loader.yaml_implicit_resolvers = {}
+
+
+def _construct_scalar(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
+    value = node.value
+    if node.style in ("'", '"', "|", ">"):
+        return value
+    return _resolve_v3_plain(value)
+
+
+def _construct_tagged_str(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
+    return node.value
+
+
+def _construct_mapping(loader: _V3Loader, node: yaml.MappingNode) -> dict[Any, Any]:
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (dict, list)):
+            raise YAMLError(f"line {key_node.start_mark.line + 1}: invalid map key")
+        if key in result:
+            raise YAMLError(
+                f"yaml: line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
+                f" at line {_key_line(node, key, loader) + 1}"
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+def _key_line(node: yaml.MappingNode, key: Any, loader: _V3Loader) -> int:
+    for key_node, _ in node.value:
+        if loader.construct_object(key_node, deep=True) == key:
+            return key_node.start_mark.line
+    return node.start_mark.line
+
+
+def _construct_sequence(loader: _V3Loader, node: yaml.SequenceNode) -> list[Any]:
+    return [loader.construct_object(child, deep=True) for child in node.value]
+
+
+# Plain scalars carry the implicit tag "tag:yaml.org,2002:str" once resolvers are empty, so
+# plain and quoted scalars both arrive here; the node's style tells them apart.
+_V3Loader.add_constructor("tag:yaml.org,2002:str", _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_V3Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+_V3Loader.add_constructor("tag:yaml.org,2002:int", _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:float", _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:bool", _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:null", _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_tagged_str)
+
+
+def load(data: bytes | str, *, source: str = "<input>") -> Any:
+    """Parse the first YAML document of ``data`` with yaml.v3 semantics.
+
+    An empty input yields None. Errors name ``source``.
+    """
+    loader = _V3Loader(data)
+    try:
+        if not loader.check_node():
+            return None
+        node = loader.get_node()
+        if node is None:
+            return None
+        return loader.construct_document(node)
+    except YAMLError as exc:
+        raise YAMLError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise YAMLError(f"{source}: {_describe_yaml_error(exc)}") from None
+    finally:
+        loader.dispose()
+
+
+def _describe_yaml_error(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"yaml: line {mark.line + 1}: {problem}"
+    return f"yaml: {problem}"
+
+
+# --------------------------------------------------------------------------------------------
+# Dumping (encoding/json + sigs.k8s.io/yaml + yaml.v2)
+# --------------------------------------------------------------------------------------------
+
+
+def _is_letter(ch: str) -> bool:
+    return ch.isalpha()
+
+
+def v2_key_less(a: str, b: str) -> bool:
+    """yaml.v2's keyList.Less for two string keys."""
+    ar, br = a, b
+    i = 0
+    while i < len(ar) and i < len(br):
+        if ar[i] == br[i]:
+            i += 1
+            continue
+        al, bl = _is_letter(ar[i]), _is_letter(br[i])
+        if al and bl:
+            return ar[i] < br[i]
+        if al or bl:
+            return bl
+        # Neither is a letter: compare the digit runs that start here as numbers.
+        j = i
+        while j > 0 and ar[j - 1].isdigit() and br[j - 1].isdigit():
+            j -= 1  # runs that began before i count too
+        an = bn = 0
+        ai = j
+        while ai < len(ar) and ar[ai].isdigit():
+            an = an * 10 + int(ar[ai])
+            ai += 1
+        bi = j
+        while bi < len(br) and br[bi].isdigit():
+            bn = bn * 10 + int(br[bi])
+            bi += 1
+        if an != bn:
+            return an < bn
+        if ai != bi:
+            return ai < bi
+        return ar[i] < br[i]
+    return len(ar) < len(br)
+
+
+class _V2Key:
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __lt__(self, other: _V2Key) -> bool:
+        return v2_key_less(self.key, other.key)
+
+
+_SORT_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def sorted_keys(keys: Iterable[str]) -> list[str]:
+    """Keys in yaml.v2's order. ASCII keys without digits sort like their code points except that
+    non-letters precede letters, so the common case is cached by key tuple."""
+    key_tuple = tuple(keys)
+    cached = _SORT_CACHE.get(key_tuple)
+    if cached is None:
+        cached = tuple(sorted(key_tuple, key=_V2Key))
+        if len(_SORT_CACHE) < 50_000:
+            _SORT_CACHE[key_tuple] = cached
+    return list(cached)
+
+
+_BASE60_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+_V2_BOOL_WORDS = frozenset(
+    "y Y yes Yes YES true True TRUE on On ON n N no No NO false False FALSE off Off OFF".split()
+)
+_V2_MAP_WORDS = _V2_BOOL_WORDS | {"", "~", "null", "Null", "NULL", "<<"} | set(_V3_SPECIAL_FLOATS)
+_TIMESTAMP_RE = re.compile(
+    r"^\d{4}-\d{1,2}-\d{1,2}"
+    r"(?:(?:[Tt]|[ \t]+)\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d{1,2}(?::?\d{2})?))?)?$"
+)
+
+
+def _v2_resolves_to_non_string(text: str) -> bool:
+    """Whether yaml.v2's resolver reads ``text`` (unquoted) as anything but a string."""
+    if text in _V2_MAP_WORDS:
+        return True
+    first = text[0]
+    if first == ".":
+        return _go_parse_float(text) is not None
+    if first in "+-0123456789":
+        if _is_v2_timestamp(text):
+            return True
+        plain = text.replace("_", "")
+        if _go_parse_int(plain) is not None:
+            return True
+        if _YAML_STYLE_FLOAT.match(plain) and _go_parse_float(plain) is not None:
+            return True
+    return False
+
+
+def _is_v2_timestamp(text: str) -> bool:
+    if len(text) < 5 or not text[:4].isdigit() or text[4] != "-":
+        return False
+    return _v2_timestamp_parses(text)
+
+
+_DATE_ONLY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+_DATE_TIME = re.compile(
+    r"^(\d{4})-(\d{1,2})-(\d{1,2})([Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$"
+)
+
+
+def _v2_timestamp_parses(text: str) -> bool:
+    """Go time.Parse against yaml.v2's allowed layouts (RFC3339-ish, space-separated, date)."""
+    m = _DATE_ONLY.match(text)
+    if m:
+        return _valid_date(int(m[1]), int(m[2]), int(m[3]))
+    m = _DATE_TIME.match(text)
+    if not m:
+        return False
+    sep, zone = m[4], m[9]
+    if sep in "Tt" and zone is None:
+        return False  # the T layouts require a zone
+    if sep == " " and zone is not None:
+        return False  # the space layout has no zone
+    if not _valid_date(int(m[1]), int(m[2]), int(m[3])):
+        return False
+    return int(m[5]) < 24 and int(m[6]) < 60 and int(m[7]) < 60
+
+
+def _valid_date(year: int, month: int, day: int) -> bool:
+    import calendar
+
+    if not 1 <= month <= 12:
+        return False
+    return 1 <= day <= calendar.monthrange(year, month)[1]
+
+
+def needs_double_quotes(text: str) -> bool:
+    """yaml.v2 stringv: a string that would not read back as a string is double-quoted."""
+    return _v2_resolves_to_non_string(text) or bool(_BASE60_FLOAT.match(text))
+
+
+def go_format_float(value: float) -> str:
+    """strconv.FormatFloat(value, 'g', -1, 64), the way yaml.v2 prints a float64."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)  # type: ignore[operator]
+    digits = stripped
+    point = len(digits) + exponent  # type: ignore[operator]
+    prefix = "-" if sign else ""
+    decimal_exp = point - 1
+    if decimal_exp < -4 or decimal_exp >= 6:  # Go uses eprec = 6 for shortest formatting
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if decimal_exp < 0 else '+'}{abs(decimal_exp):02d}"
+    if point <= 0:
+        return f"{prefix}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{prefix}{digits}{'0' * (point - len(digits))}"
+    return f"{prefix}{digits[:point]}.{digits[point:]}"
+
+
+class _FarmDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    pass
+
+
+def _represent_str(dumper: _FarmDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        style = "|"
+    elif value == "" or needs_double_quotes(value):
+        style = '"'
+    else:
+        style = None
+    return yaml.ScalarNode("tag:yaml.org,2002:str", value, style=style)
+
+
+def _represent_bool(dumper: _FarmDumper, value: bool) -> yaml.ScalarNode:
+    return yaml.ScalarNode("tag:yaml.org,2002:bool", "true" if value else "false")
+
+
+def _represent_int(dumper: _FarmDumper, value: int) -> yaml.ScalarNode:
+    return yaml.ScalarNode("tag:yaml.org,2002:int", str(value))
+
+
+def _represent_float(dumper: _FarmDumper, value: float) -> yaml.ScalarNode:
+    return yaml.ScalarNode("tag:yaml.org,2002:float", go_format_float(value))
+
+
+def _represent_none(dumper: _FarmDumper, value: None) -> yaml.ScalarNode:
+    return yaml.ScalarNode("tag:yaml.org,2002:null", "null")
+
+
+def _represent_dict(dumper: _FarmDumper, value: dict[str, Any]) -> yaml.MappingNode:
+    pairs = []
+    for key in sorted_keys(value):
+        pairs.append((_represent_str(dumper, key), dumper.represent_data(value[key])))
+    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False if value else True)
+
+
+def _represent_list(dumper: _FarmDumper, value: list[Any]) -> yaml.SequenceNode:
+    items = [dumper.represent_data(item) for item in value]
+    return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=False if value else True)
+
+
+_FarmDumper.add_representer(str, _represent_str)
+_FarmDumper.add_representer(bool, _represent_bool)
+_FarmDumper.add_representer(int, _represent_int)
+_FarmDumper.add_representer(float, _represent_float)
+_FarmDumper.add_representer(type(None), _represent_none)
+_FarmDumper.add_representer(dict, _represent_dict)
+_FarmDumper.add_representer(list, _represent_list)
+_FarmDumper.add_representer(tuple, _represent_list)
+
+
+def json_normalize(value: Any) -> Any:
+    """What a value becomes after Go's JSON round trip: whole floats turn into ints."""
+    if isinstance(value, dict):
+        return {str(k): json_normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_normalize(v) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+def dump_document(obj: Any) -> str:
+    """One YAML document exactly as the reference writes it (ends with one newline)."""
+    text = yaml.dump(
+        json_normalize(obj),
+        Dumper=_FarmDumper,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=80,
+        indent=2,
+        sort_keys=False,
+    )
+    return text
+
+
+def dump_documents(objects: Iterable[Any]) -> str:
+    """Documents joined with ``---`` between them, as the reference writes a build's output."""
+    return "---\n".join(dump_document(obj) for obj in objects)
