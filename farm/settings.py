@@ -1,0 +1,102 @@
+"""The farm's settings, read from ``FARM_*`` environment variables.
+
+With no variable set, everything is embedded under ``./.farm/`` (``FARM_HOME``, relative to the
+current directory): the SQLite file ``farm.db``, the object folder ``objects/``, the signing key
+``keys/signing.key`` (generated on first use), the trusted-signers file ``keys/trusted_signers``
+and the local process-pool executor.
+
+Variables:
+
+- ``FARM_HOME``: the embedded root (default ``.farm``).
+- ``FARM_DATABASE_URL``: ``postgresql+psycopg://…`` or ``sqlite:///…`` (default SQLite under home).
+- ``FARM_OBJECT_STORE``: a folder path, or ``s3://bucket[/prefix]`` (default ``<home>/objects``).
+- ``FARM_S3_ENDPOINT_URL``, ``FARM_S3_REGION``: for S3 or MinIO. Credentials come from boto3's
+  normal chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, profiles, instance roles).
+- ``FARM_SIGNING_KEY``: path of the ed25519 private key (PEM). When set, the file must exist.
+- ``FARM_TRUSTED_SIGNERS``: a file of PEM public keys, or a folder of ``*.pub``/``*.pem`` files.
+- ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor.
+- ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "FARM_"
+
+
+class SettingsError(ValueError):
+    """A ``FARM_*`` variable holds a value the farm cannot use; the message names the variable."""
+
+
+class FarmSettings(BaseSettings):
+    """Every setting of the farm, with the embedded defaults filled in from ``home``."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    home: Path = Path(".farm")
+    database_url: str = ""
+    object_store: str = ""
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    signing_key: Path | None = None
+    trusted_signers: Path | None = None
+    broker_url: str | None = None
+    executor: Literal["local", "celery"] = "local"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_empty(cls, data: object) -> object:
+        # An exported-but-empty variable means "not set", not "the empty string".
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value not in ("", None)}
+        return data
+
+    @model_validator(mode="after")
+    def _fill_embedded_defaults(self) -> FarmSettings:
+        home = self.home.expanduser().absolute()
+        defaults = {
+            "home": home,
+            "database_url": self.database_url or f"sqlite:///{home / 'farm.db'}",
+            "object_store": self.object_store or str(home / "objects"),
+        }
+        for name, value in defaults.items():
+            object.__setattr__(self, name, value)
+        return self
+
+    @property
+    def signing_key_path(self) -> Path:
+        """Where the signing key lives: ``FARM_SIGNING_KEY`` or ``<home>/keys/signing.key``."""
+        return self.signing_key if self.signing_key is not None else self.home / "keys" / "signing.key"
+
+    @property
+    def signing_key_is_embedded(self) -> bool:
+        """True when no key was configured, so the farm may generate one on first use."""
+        return self.signing_key is None
+
+    @property
+    def trusted_signers_path(self) -> Path:
+        """``FARM_TRUSTED_SIGNERS`` or ``<home>/keys/trusted_signers``."""
+        if self.trusted_signers is not None:
+            return self.trusted_signers
+        return self.home / "keys" / "trusted_signers"
+
+    @property
+    def uses_s3(self) -> bool:
+        return self.object_store.startswith("s3://")
+
+
+def load_settings(**overrides: object) -> FarmSettings:
+    """Read the settings from the environment; a bad value raises ``SettingsError`` naming it."""
+    try:
+        return FarmSettings(**overrides)
+    except ValidationError as error:
+        problems = []
+        for issue in error.errors():
+            field = ".".join(str(part) for part in issue["loc"]) or "settings"
+            problems.append(f"{ENV_PREFIX}{field.upper()}: {issue['msg']}")
+        raise SettingsError("invalid farm settings: " + "; ".join(problems)) from None
