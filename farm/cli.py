@@ -14,6 +14,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+@app.callback()
+def _root() -> None:
+    """A build farm for Kubernetes manifests: render, sign and qualify launcher Applications."""
+
+
 # Modules under farm/commands that expose register(app). Adding a command group adds one name.
 COMMAND_MODULES = ["build"]
 

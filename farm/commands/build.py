@@ -1,0 +1,69 @@
+"""``farm build``: the core's command-line face, with the reference renderer's contract.
+
+Manifests go to stdout (or ``DIR/<app name>.yaml`` with ``-o``), warnings to stderr as
+``warning: ...``, errors to stderr as ``Error: ...`` with exit status 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from farm.core.errors import CoreError
+from farm.core.render import render
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CoreError(f"reading {what} {path}: {exc.strerror or exc}") from None
+
+
+def _app_path(argument: Path) -> Path:
+    return argument / "app.yaml" if argument.is_dir() else argument
+
+
+def build_command(
+    app: Path = typer.Argument(..., help="app.yaml, or a directory holding app.yaml"),
+    profile: Path = typer.Option(..., "--profile", help="ClusterProfile file (cluster.yaml)"),
+    values: Path | None = typer.Option(None, "--values", help="values file for kurel.yaml parameters"),
+    set_values: list[str] = typer.Option([], "--set", help="parameter override key=value (repeatable)"),
+    namespace: str | None = typer.Option(None, "-n", "--namespace", help="namespace for every object"),
+    output: Path | None = typer.Option(None, "-o", "--output", help="write DIR/<app name>.yaml instead of stdout"),
+) -> None:
+    """Render one Application for one ClusterProfile, exactly as `kurel build` does."""
+    try:
+        app_file = _app_path(app)
+        package_file = app_file.parent / "kurel.yaml"
+        rendered = render(
+            _read(app_file, "application"),
+            _read(profile, "ClusterProfile"),
+            package=_read(package_file, "package") if package_file.is_file() else None,
+            values=_read(values, "values file") if values is not None else None,
+            sets=tuple(set_values),
+            namespace=namespace,
+            app_source=str(app_file),
+            profile_source=str(profile),
+            values_source=str(values) if values else "values.yaml",
+            package_source=str(package_file),
+        )
+    except CoreError as exc:
+        sys.stderr.write(f"Error: {exc.message}\n")
+        raise typer.Exit(1) from None
+    for warning in rendered.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    if not rendered.manifests:
+        return
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        (output / f"{rendered.app_name}.yaml").write_bytes(rendered.manifests)
+        return
+    sys.stdout.buffer.write(rendered.manifests)
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("build")(build_command)

@@ -1,0 +1,82 @@
+"""What flows through the transform: component and trait specs, the build context, and what a
+component handler generates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from farm.core.documents import ClusterProfile
+from farm.core.policy import DEFAULT_POLICY, Policy
+
+COMPONENT_LABEL = "launcher.gokure.dev/component"
+TIER_ANNOTATION = "launcher.gokure.dev/tier"
+DOMAIN = "launcher.gokure.dev"
+
+
+@dataclass
+class TraitSpec:
+    type: str
+    properties: dict[str, Any]
+    sealed: bool = False
+
+
+@dataclass
+class ComponentSpec:
+    name: str
+    type: str
+    properties: dict[str, Any]
+    traits: list[TraitSpec] = field(default_factory=list)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """Everything a handler may read besides its own properties."""
+
+    app_name: str
+    namespace: str
+    profile: ClusterProfile
+    policy: Policy = DEFAULT_POLICY
+    capabilities: dict[str, dict[str, Any]] = field(default_factory=dict)  # evaluated renderings
+
+
+@dataclass
+class Generated:
+    """The objects a component produced, plus the facts traits need about them.
+
+    ``objects`` carry the component label (the transform adds it). ``document_objects`` belong to
+    the document rather than the component (a source several components could share): they get no
+    component label, carry no trait, and are written before the component's objects.
+    """
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    document_objects: list[dict[str, Any]] = field(default_factory=list)
+    workload: dict[str, Any] | None = None
+    service_name: str | None = None
+    service_port: int | None = None
+    service_port_name: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def pod_spec(self) -> dict[str, Any] | None:
+        """The pod spec of the main workload (Deployment, StatefulSet, Job, CronJob, …)."""
+        return pod_spec_of(self.workload) if self.workload else None
+
+
+def pod_template_of(obj: dict[str, Any]) -> dict[str, Any] | None:
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if kind == "CronJob":
+        return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template")
+    if kind == "PodTemplate":
+        return obj.get("template")
+    if kind == "Pod":
+        return obj
+    return spec.get("template")
+
+
+def pod_spec_of(obj: dict[str, Any]) -> dict[str, Any] | None:
+    template = pod_template_of(obj)
+    if template is None:
+        return None
+    return template.get("spec")

@@ -1,0 +1,30 @@
+"""Kubernetes name rules (DNS-1123 labels and subdomains, qualified names)."""
+
+from __future__ import annotations
+
+import re
+
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def is_dns1123_label(name: str) -> bool:
+    return len(name) <= 63 and bool(_LABEL.match(name))
+
+
+def is_dns1123_subdomain(name: str) -> bool:
+    return len(name) <= 253 and bool(_SUBDOMAIN.match(name))
+
+
+def is_qualified_name(name: str) -> bool:
+    """A label key or similar: optional DNS subdomain prefix, then a 63-character name."""
+    prefix, _, local = name.rpartition("/")
+    if "/" in name and not (prefix and is_dns1123_subdomain(prefix)):
+        return False
+    return 0 < len(local) <= 63 and bool(_QUALIFIED_NAME.match(local))
+
+
+def component_label_value(name: str) -> str:
+    """The value of the ``app`` and component labels for a component name."""
+    return name

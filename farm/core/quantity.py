@@ -1,0 +1,101 @@
+"""Kubernetes ``resource.Quantity`` parsing and canonical printing (``0.5`` -> ``500m``,
+``1024Mi`` -> ``1Gi``, ``1.5Gi`` -> ``1536Mi``), as apimachinery's ``Quantity.String`` writes it."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+_QUANTITY = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_SUFFIX = {exp: suffix for suffix, exp in _DECIMAL.items()}
+_BINARY_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+_NANO = Fraction(1, 10**9)
+
+
+class QuantityError(ValueError):
+    pass
+
+
+def _split(text: str) -> tuple[Fraction, str]:
+    match = _QUANTITY.match(text)
+    if not match:
+        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
+    value = Fraction(number)
+    if sign == "-":
+        value = -value
+    if suffix in _BINARY:
+        return value * (2 ** _BINARY[suffix]), "binary"
+    if suffix in _DECIMAL:
+        return value * Fraction(10) ** _DECIMAL[suffix], "decimal"
+    return value * Fraction(10) ** int(suffix[1:]), "exponent"
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """The exact amount a quantity stands for (in base units)."""
+    text = _to_text(value)
+    amount, _ = _split(text)
+    return amount
+
+
+def _to_text(value: str | int | float) -> str:
+    if isinstance(value, bool):
+        raise QuantityError("quantity must be a string or a number")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError("quantity must be finite")
+        return repr(value) if value != int(value) else str(int(value))
+    return value.strip()
+
+
+def _round_up_nano(amount: Fraction) -> Fraction:
+    scaled = amount / _NANO
+    return Fraction(math.ceil(scaled)) * _NANO
+
+
+def canonical_quantity(value: str | int | float) -> str:
+    """The string apimachinery prints for a parsed quantity."""
+    amount, fmt = _split(_to_text(value))
+    amount = _round_up_nano(amount)
+    if amount == 0:
+        return "0"
+    if fmt == "binary":
+        if -1024 < amount < 1024 or amount.denominator != 1:
+            fmt = "decimal"
+        else:
+            return _binary_string(int(amount))
+    return _decimal_string(amount, exponent_form=(fmt == "exponent"))
+
+
+def _binary_string(number: int) -> str:
+    exponent = 0
+    while exponent < 60 and number % 1024 == 0 and number != 0:
+        number //= 1024
+        exponent += 10
+    return f"{number}{_BINARY_SUFFIX[exponent]}"
+
+
+def _decimal_string(amount: Fraction, exponent_form: bool) -> str:
+    # amount = mantissa * 10^exponent with an integer mantissa and exponent >= -9, a multiple of 3.
+    exponent = -9
+    mantissa = amount / Fraction(10) ** exponent
+    mantissa_int = int(mantissa)
+    while exponent < 18 and mantissa_int % 1000 == 0 and mantissa_int != 0:
+        mantissa_int //= 1000
+        exponent += 3
+    if exponent_form:
+        return f"{mantissa_int}" if exponent == 0 else f"{mantissa_int}e{exponent}"
+    return f"{mantissa_int}{_DECIMAL_SUFFIX[exponent]}"
+
+
+def is_quantity(value: object) -> bool:
+    try:
+        parse_quantity(value)  # type: ignore[arg-type]
+    except (QuantityError, TypeError):
+        return False
+    return True

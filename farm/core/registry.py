@@ -1,0 +1,119 @@
+"""The tables that map a component or trait type to its handler, and the seal check.
+
+A row names the module attribute that holds the handler as ``"module:ATTRIBUTE"``; modules are
+imported on first use, so a build loads only the handlers its document needs. Adding a type adds
+its own module and one row here. Rows stay sorted by type within each family block.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from farm.core.model import BuildContext, ComponentSpec, Generated, TraitSpec
+
+TIER_INFRA, TIER_SERVICES, TIER_APPS = "infra", "services", "apps"
+TIERS = (TIER_INFRA, TIER_SERVICES, TIER_APPS)
+
+
+@dataclass(frozen=True)
+class ComponentType:
+    """A component handler: ``build`` turns one component into objects."""
+
+    name: str
+    build: Callable[[ComponentSpec, BuildContext], Generated]
+    emits: tuple[str, ...] = ()  # "apiVersion Kind" of every object it can emit, for docs
+    decode: str = "hand-written parser"
+    status: str = "component"  # "kind" for kind components (properties are the object's spec)
+    tier: str = TIER_APPS
+    cluster_scoped: bool = False
+
+
+@dataclass
+class TraitApplication:
+    """One trait being applied: its merged properties and the component it acts on."""
+
+    trait: TraitSpec
+    properties: dict[str, Any]
+    component: ComponentSpec
+    generated: Generated
+    ctx: BuildContext
+    bundle_tail: list[dict[str, Any]] = field(default_factory=list)
+    capability_key: str | None = None
+
+
+@dataclass(frozen=True)
+class TraitType:
+    """A trait handler. ``apply`` may change the component's objects in place and returns the
+    objects the trait adds. A lowering rule sets ``lower`` instead: it rewrites the trait into
+    another (sealed) trait before any component is built."""
+
+    name: str
+    apply: Callable[[TraitApplication], list[dict[str, Any]]] | None = None
+    lower: Callable[[TraitSpec, dict[str, Any], ComponentSpec, BuildContext], TraitSpec] | None = None
+    capability: str = "none"  # "none" | "optional" | "required"
+    validate_rendering: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
+    emits: tuple[str, ...] = ()
+    component_types: frozenset[str] | None = None  # None: any component type
+
+
+COMPONENT_TYPES: dict[str, str] = {
+    # --- workloads (farm/core/components) ---
+    # --- core objects ---
+    # --- networking and Gateway API kinds ---
+    # --- cilium kinds ---
+    # --- metallb kinds ---
+    # --- cert-manager and external-secrets kinds ---
+    # --- rbac, storage, scheduling, admission kinds ---
+    # --- monitoring kinds ---
+    # --- flux, helm and oci ---
+    # --- cloudnative-pg and postgresql ---
+    # --- volsync kinds ---
+    # --- raw objects (passthrough, manifests, crd) ---
+}
+
+TRAIT_TYPES: dict[str, str] = {
+    # --- traits (farm/core/traits) ---
+}
+
+_loaded_components: dict[str, ComponentType] = {}
+_loaded_traits: dict[str, TraitType] = {}
+
+
+def _load(path: str) -> Any:
+    module_name, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def component_type(name: str) -> ComponentType | None:
+    handler = _loaded_components.get(name)
+    if handler is None and name in COMPONENT_TYPES:
+        handler = _load(COMPONENT_TYPES[name])
+        _loaded_components[name] = handler
+    return handler
+
+
+def trait_type(name: str) -> TraitType | None:
+    handler = _loaded_traits.get(name)
+    if handler is None and name in TRAIT_TYPES:
+        handler = _load(TRAIT_TYPES[name])
+        _loaded_traits[name] = handler
+    return handler
+
+
+def seal() -> list[str]:
+    """Problems with the registry: a row whose handler does not load, or names another type.
+    An empty list means the registry is whole."""
+    problems = []
+    for table, loader in ((COMPONENT_TYPES, component_type), (TRAIT_TYPES, trait_type)):
+        for name, path in table.items():
+            try:
+                handler = loader(name)
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                problems.append(f"{name}: {path} does not load: {exc}")
+                continue
+            if handler is None or handler.name != name:
+                problems.append(f"{name}: {path} holds a handler for {getattr(handler, 'name', None)!r}")
+    return problems

@@ -1,0 +1,247 @@
+"""The transform: lowering, component handlers, traits, tiers and bundles, object order.
+
+Order of work, as the reference does it:
+1. evaluate the ClusterProfile (every rendering checked; built-in renderings validated and
+   defaulted by their trait's ``validate_rendering``);
+2. lower traits that are lowering rules (``expose``) until nothing changes; lowered traits are
+   sealed and get no second capability merge;
+3. build every component in document order;
+4. per tier bundle (infra, services, apps; one flat bundle when only one tier is populated):
+   each component's objects in order, then each component's traits in authored order, each
+   trait's new objects appended after everything before it, then objects a trait asks to be
+   placed at the end of the bundle;
+5. run the environment policy's pod checks over every object with a pod template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from farm.core import policy as policy_checks
+from farm.core.capabilities import (
+    check_rendering_values,
+    merge_rendering,
+    missing_capability_error,
+    resolve_capability,
+)
+from farm.core.documents import Application, ClusterProfile
+from farm.core.errors import CapabilityError, CoreError, TransformError
+from farm.core.model import (
+    COMPONENT_LABEL,
+    TIER_ANNOTATION,
+    BuildContext,
+    ComponentSpec,
+    Generated,
+    TraitSpec,
+    pod_spec_of,
+)
+from farm.core.policy import DEFAULT_POLICY, Policy
+from farm.core.registry import TIERS, TraitApplication, component_type, trait_type
+
+MAX_LOWERING_ROUNDS = 9
+
+
+def evaluate_profile(profile: ClusterProfile) -> dict[str, dict[str, Any]]:
+    """Every capability's rendering, checked, and for built-in trait types validated and defaulted."""
+    evaluated: dict[str, dict[str, Any]] = {}
+    for key, capability in (profile.spec.capabilities or {}).items():
+        rendering = capability.rendering or {}
+        check_rendering_values(key, rendering, profile.metadata.name)
+        handler = trait_type(key.split(".", 1)[0])
+        if handler is not None and handler.validate_rendering is not None:
+            try:
+                rendering = handler.validate_rendering(dict(rendering), key)
+            except CoreError as exc:
+                raise CapabilityError(
+                    f'ClusterProfile "{profile.metadata.name}": capability "{key}": {exc.message}'
+                ) from None
+        evaluated[key] = {k: v for k, v in rendering.items() if v is not None}
+    return evaluated
+
+
+def _component_specs(app: Application) -> list[ComponentSpec]:
+    specs = []
+    for component in app.spec.components or []:
+        traits = [TraitSpec(t.type, dict(t.properties or {})) for t in component.traits or []]
+        specs.append(
+            ComponentSpec(
+                name=component.name,
+                type=component.type,
+                properties=dict(component.properties or {}),
+                traits=traits,
+                annotations=dict(component.annotations or {}),
+            )
+        )
+    return specs
+
+
+def _check_types(components: list[ComponentSpec]) -> None:
+    for component in components:
+        handler = component_type(component.type)
+        if handler is None:
+            raise TransformError(f'component "{component.name}": unsupported component type "{component.type}"')
+        for trait in component.traits:
+            t_handler = trait_type(trait.type)
+            if t_handler is None:
+                raise TransformError(
+                    f'component "{component.name}": no handler for trait type "{trait.type}"'
+                )
+            if t_handler.component_types is not None and component.type not in t_handler.component_types:
+                allowed = ", ".join(sorted(t_handler.component_types))
+                raise TransformError(
+                    f'component "{component.name}": trait "{trait.type}" is not supported on component '
+                    f'type "{component.type}" (supported: {allowed})'
+                )
+
+
+def _merged_properties(
+    trait: TraitSpec, component: ComponentSpec, ctx: BuildContext, capability: str
+) -> tuple[dict[str, Any], str | None]:
+    """The trait's properties after the capability merge, and the capability key used."""
+    if trait.sealed:
+        return trait.properties, None
+    binding = resolve_capability(ctx.capabilities, trait.type, trait.properties)
+    if binding is None:
+        if capability == "required":
+            raise missing_capability_error(component.name, trait.type, trait.properties, ctx.profile.metadata.name)
+        return {k: v for k, v in trait.properties.items() if v is not None}, None
+    key, rendering = binding
+    return merge_rendering(rendering, trait.properties), key
+
+
+def _lower_traits(components: list[ComponentSpec], ctx: BuildContext) -> None:
+    for _ in range(MAX_LOWERING_ROUNDS):
+        changed = False
+        for component in components:
+            for index, trait in enumerate(component.traits):
+                handler = trait_type(trait.type)
+                if handler is None or handler.lower is None or trait.sealed:
+                    continue
+                properties, _ = _merged_properties(trait, component, ctx, handler.capability)
+                try:
+                    lowered = handler.lower(trait, properties, component, ctx)
+                except CoreError as exc:
+                    raise type(exc)(f'component "{component.name}" trait "{trait.type}": {exc.message}') from None
+                lowered.sealed = True
+                component.traits[index] = lowered
+                changed = True
+        if not changed:
+            return
+    raise TransformError(f"lowering did not reach a fixpoint in {MAX_LOWERING_ROUNDS} rounds")
+
+
+def _tier_of(component: ComponentSpec) -> str:
+    authored = component.annotations.get(TIER_ANNOTATION)
+    if authored is not None:
+        if authored not in TIERS:
+            raise TransformError(
+                f'component "{component.name}": annotation {TIER_ANNOTATION}: invalid tier "{authored}" '
+                f"(must be one of {', '.join(TIERS)})"
+            )
+        return authored
+    handler = component_type(component.type)
+    assert handler is not None
+    return handler.tier
+
+
+def _label(obj: dict[str, Any], component: str) -> None:
+    metadata = obj.setdefault("metadata", {})
+    labels = metadata.get("labels") or {}
+    labels[COMPONENT_LABEL] = component
+    metadata["labels"] = labels
+
+
+def _build_component(component: ComponentSpec, ctx: BuildContext) -> Generated:
+    handler = component_type(component.type)
+    assert handler is not None
+    try:
+        return handler.build(component, ctx)
+    except CoreError as exc:
+        raise type(exc)(f'component "{component.name}": {exc.message}') from None
+
+
+def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildContext) -> tuple[list, list]:
+    added: list[dict[str, Any]] = []
+    tail: list[dict[str, Any]] = []
+    for trait in component.traits:
+        handler = trait_type(trait.type)
+        assert handler is not None
+        if handler.apply is None:
+            raise TransformError(f'component "{component.name}": trait "{trait.type}" was not lowered')
+        properties, key = _merged_properties(trait, component, ctx, handler.capability)
+        application = TraitApplication(trait, properties, component, generated, ctx, capability_key=key)
+        try:
+            new_objects = handler.apply(application)
+        except CoreError as exc:
+            raise type(exc)(f'component "{component.name}" trait "{trait.type}": {exc.message}') from None
+        for obj in new_objects:
+            _label(obj, component.name)
+        for obj in application.bundle_tail:
+            _label(obj, component.name)
+        added.extend(new_objects)
+        tail.extend(application.bundle_tail)
+    return added, tail
+
+
+def _build_bundle(components: list[ComponentSpec], ctx: BuildContext) -> list[dict[str, Any]]:
+    documents: list[dict[str, Any]] = []
+    own: list[dict[str, Any]] = []
+    generated_by_component = []
+    for component in components:
+        generated = _build_component(component, ctx)
+        generated_by_component.append((component, generated))
+    for component, generated in generated_by_component:
+        added, tail = _apply_traits(component, generated, ctx)
+        generated.facts["_trait_objects"] = added
+        generated.facts["_tail_objects"] = tail
+    for component, generated in generated_by_component:
+        for obj in generated.objects:
+            _label(obj, component.name)
+        documents.extend(generated.document_objects)
+        own.extend(generated.objects)
+    trait_objects = [obj for _, g in generated_by_component for obj in g.facts.pop("_trait_objects")]
+    tail_objects = [obj for _, g in generated_by_component for obj in g.facts.pop("_tail_objects")]
+    return documents + own + trait_objects + tail_objects
+
+
+def _enforce_pod_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
+    for obj in objects:
+        pod_spec = pod_spec_of(obj) if isinstance(obj.get("spec"), dict) or obj.get("kind") == "PodTemplate" else None
+        if not pod_spec:
+            continue
+        component = ((obj.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL, "")
+        where = f'component "{component}": {obj.get("kind")} "{(obj.get("metadata") or {}).get("name", "")}"'
+        policy_checks.check_pod_spec(policy, pod_spec, where)
+
+
+def transform(
+    app: Application,
+    profile: ClusterProfile,
+    *,
+    namespace: str | None = None,
+    policy: Policy = DEFAULT_POLICY,
+) -> list[dict[str, Any]]:
+    """The objects an Application renders to for a ClusterProfile, in output order."""
+    capabilities = evaluate_profile(profile)
+    ctx = BuildContext(
+        app_name=app.metadata.name,
+        namespace=namespace or app.metadata.namespace or "default",
+        profile=profile,
+        policy=policy,
+        capabilities=capabilities,
+    )
+    components = _component_specs(app)
+    _check_types(components)
+    if app.spec.policies:
+        first = app.spec.policies[0]
+        raise TransformError(f'policy "{first.name}": no handler for policy type "{first.type}"')
+    _lower_traits(components, ctx)
+    by_tier: dict[str, list[ComponentSpec]] = {tier: [] for tier in TIERS}
+    for component in components:
+        by_tier[_tier_of(component)].append(component)
+    objects: list[dict[str, Any]] = []
+    for tier in TIERS:
+        if by_tier[tier]:
+            objects.extend(_build_bundle(by_tier[tier], ctx))
+    _enforce_pod_policy(objects, policy)
+    return objects
