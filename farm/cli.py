@@ -15,7 +15,6 @@ app = typer.Typer(
 )
 
 
-
 @app.callback()
 def _root() -> None:
     """A build farm for Kubernetes manifests: render, sign and qualify launcher Applications."""

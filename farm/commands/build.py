@@ -32,7 +32,9 @@ def build_command(
     values: Path | None = typer.Option(None, "--values", help="values file for kurel.yaml parameters"),
     set_values: list[str] = typer.Option([], "--set", help="parameter override key=value (repeatable)"),
     namespace: str | None = typer.Option(None, "-n", "--namespace", help="namespace for every object"),
-    output: Path | None = typer.Option(None, "-o", "--output", help="write DIR/<app name>.yaml instead of stdout"),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="write DIR/<app name>.yaml instead of stdout"
+    ),
 ) -> None:
     """Render one Application for one ClusterProfile, exactly as `kurel build` does."""
     try:

@@ -65,7 +65,7 @@ def _check_value(value: Any, path: str, key: str, profile_name: str) -> None:
     where = f'ClusterProfile "{profile_name}": capability "{key}": {path}'
     if value is None:
         raise CapabilityError(f"{where}: null is not allowed below the top level of a rendering")
-    if isinstance(value, bool) or isinstance(value, (int, str)):
+    if isinstance(value, (bool, int, str)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -153,9 +153,7 @@ def _validate(raw: Any, model: type[_Strict], source: str, type_name: str) -> An
 
 def _check_header(doc: Any, kind: str, source: str) -> None:
     if doc.apiVersion != API_VERSION:
-        raise DocumentError(
-            f"{source}: unsupported apiVersion {doc.apiVersion!r} (expected {API_VERSION!r})"
-        )
+        raise DocumentError(f"{source}: unsupported apiVersion {doc.apiVersion!r} (expected {API_VERSION!r})")
     if doc.kind != kind:
         raise DocumentError(f"{source}: kind must be {kind!r}, got {doc.kind!r}")
 
@@ -177,7 +175,9 @@ def load_application_data(raw: Any, source: str = "app.yaml") -> Application:
     if not app.metadata.name:
         raise DocumentError(f"{source}: metadata.name is required")
     if not is_dns1123_subdomain(app.metadata.name):
-        raise DocumentError(f"{source}: metadata.name {app.metadata.name!r} is not a valid DNS-1123 subdomain")
+        raise DocumentError(
+            f"{source}: metadata.name {app.metadata.name!r} is not a valid DNS-1123 subdomain"
+        )
     if app.metadata.namespace and not is_dns1123_subdomain(app.metadata.namespace):
         raise DocumentError(
             f"{source}: metadata.namespace {app.metadata.namespace!r} is not a valid DNS-1123 subdomain"
@@ -224,7 +224,7 @@ def load_cluster_profile(data: bytes | str, source: str = "cluster.yaml") -> Clu
         )
     if profile.spec.gitopsEngine not in ("", "fluxcd"):
         raise DocumentError(
-            f"{source}: spec.gitopsEngine: unsupported engine {profile.spec.gitopsEngine!r} (only \"fluxcd\")"
+            f'{source}: spec.gitopsEngine: unsupported engine {profile.spec.gitopsEngine!r} (only "fluxcd")'
         )
     profile.spec.gitopsEngine = "fluxcd"
     return profile
@@ -238,6 +238,8 @@ def load_package(data: bytes | str, source: str = "kurel.yaml") -> Package:
         if not param.name:
             raise DocumentError(f"{source}: spec.parameters[{index}].name is required")
         if param.name in names:
-            raise DocumentError(f"{source}: spec.parameters[{index}].name: duplicate parameter {param.name!r}")
+            raise DocumentError(
+                f"{source}: spec.parameters[{index}].name: duplicate parameter {param.name!r}"
+            )
         names.add(param.name)
     return package

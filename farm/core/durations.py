@@ -38,7 +38,9 @@ def parse_duration(text: str) -> int:
     while pos < len(text):
         match = _PART.match(text, pos)
         if not match:
-            if re.match(r"(\d+\.?\d*|\.\d+)", text[pos:]) and not re.match(r"(\d+\.?\d*|\.\d+)[a-zµμ]", text[pos:]):
+            if re.match(r"(\d+\.?\d*|\.\d+)", text[pos:]) and not re.match(
+                r"(\d+\.?\d*|\.\d+)[a-zµμ]", text[pos:]
+            ):
                 raise DurationError(f'time: missing unit in duration "{original}"')
             unit = re.match(r"[\d.]*([^\d.]*)", text[pos:])
             if unit and unit.group(1):

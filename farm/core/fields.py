@@ -63,9 +63,7 @@ def parse_string_field(props: dict[str, Any], key: str, path: str | None = None)
     return value, value != ""
 
 
-def required_string_field(
-    props: dict[str, Any], key: str, parent: str, path: str | None = None
-) -> str:
+def required_string_field(props: dict[str, Any], key: str, parent: str, path: str | None = None) -> str:
     """A required string: a wrong type is a type error, absent/empty/null is ``<parent>: <key> is required``."""
     value, present = parse_string_field(props, key, path or (f"{parent}.{key}" if parent else key))
     if not present:

@@ -49,10 +49,14 @@ def _coerce_set(param: Parameter, text: str) -> Any:
         try:
             return int(text, 10)
         except ValueError:
-            raise ParameterError(f"--set {param.name}={text}: parameter {param.name!r} must be an integer") from None
+            raise ParameterError(
+                f"--set {param.name}={text}: parameter {param.name!r} must be an integer"
+            ) from None
     if text in ("true", "false"):
         return text == "true"
-    raise ParameterError(f"--set {param.name}={text}: parameter {param.name!r} must be a boolean (true or false)")
+    raise ParameterError(
+        f"--set {param.name}={text}: parameter {param.name!r} must be a boolean (true or false)"
+    )
 
 
 def _check_typed(param: Parameter, value: Any, origin: str) -> Any:

@@ -22,7 +22,9 @@ class QuantityError(ValueError):
 def _split(text: str) -> tuple[Fraction, str]:
     match = _QUANTITY.match(text)
     if not match:
-        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise QuantityError(
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        )
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     value = Fraction(number)
     if sign == "-":

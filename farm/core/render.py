@@ -67,7 +67,9 @@ def render(
     """Render one Application for one ClusterProfile. Raises a :class:`CoreError` subclass."""
     raw = _load_app_document(app, app_source, package, values, sets, values_source, package_source)
     application = load_application_data(raw, source=app_source)
-    cluster = profile if isinstance(profile, ClusterProfile) else load_cluster_profile(profile, profile_source)
+    cluster = (
+        profile if isinstance(profile, ClusterProfile) else load_cluster_profile(profile, profile_source)
+    )
     objects = transform(application, cluster, namespace=namespace, policy=policy)
     warnings = () if objects else (NO_RESOURCES_WARNING,)
     text = yamlio.dump_documents(objects)

@@ -79,7 +79,9 @@ def _check_types(components: list[ComponentSpec]) -> None:
     for component in components:
         handler = component_type(component.type)
         if handler is None:
-            raise TransformError(f'component "{component.name}": unsupported component type "{component.type}"')
+            raise TransformError(
+                f'component "{component.name}": unsupported component type "{component.type}"'
+            )
         for trait in component.traits:
             t_handler = trait_type(trait.type)
             if t_handler is None:
@@ -103,7 +105,9 @@ def _merged_properties(
     binding = resolve_capability(ctx.capabilities, trait.type, trait.properties)
     if binding is None:
         if capability == "required":
-            raise missing_capability_error(component.name, trait.type, trait.properties, ctx.profile.metadata.name)
+            raise missing_capability_error(
+                component.name, trait.type, trait.properties, ctx.profile.metadata.name
+            )
         return {k: v for k, v in trait.properties.items() if v is not None}, None
     key, rendering = binding
     return merge_rendering(rendering, trait.properties), key
@@ -121,7 +125,9 @@ def _lower_traits(components: list[ComponentSpec], ctx: BuildContext) -> None:
                 try:
                     lowered = handler.lower(trait, properties, component, ctx)
                 except CoreError as exc:
-                    raise type(exc)(f'component "{component.name}" trait "{trait.type}": {exc.message}') from None
+                    raise type(exc)(
+                        f'component "{component.name}" trait "{trait.type}": {exc.message}'
+                    ) from None
                 lowered.sealed = True
                 component.traits[index] = lowered
                 changed = True
@@ -206,7 +212,11 @@ def _build_bundle(components: list[ComponentSpec], ctx: BuildContext) -> list[di
 
 def _enforce_pod_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
     for obj in objects:
-        pod_spec = pod_spec_of(obj) if isinstance(obj.get("spec"), dict) or obj.get("kind") == "PodTemplate" else None
+        pod_spec = (
+            pod_spec_of(obj)
+            if isinstance(obj.get("spec"), dict) or obj.get("kind") == "PodTemplate"
+            else None
+        )
         if not pod_spec:
             continue
         component = ((obj.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL, "")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -287,7 +287,30 @@ def sorted_keys(keys: Iterable[str]) -> list[str]:
 
 _BASE60_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 _V2_BOOL_WORDS = frozenset(
-    "y Y yes Yes YES true True TRUE on On ON n N no No NO false False FALSE off Off OFF".split()
+    [
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "true",
+        "True",
+        "TRUE",
+        "on",
+        "On",
+        "ON",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "false",
+        "False",
+        "FALSE",
+        "off",
+        "Off",
+        "OFF",
+    ]
 )
 _V2_MAP_WORDS = _V2_BOOL_WORDS | {"", "~", "null", "Null", "NULL", "<<"} | set(_V3_SPECIAL_FLOATS)
 _TIMESTAMP_RE = re.compile(
@@ -417,12 +440,12 @@ def _represent_dict(dumper: _FarmDumper, value: dict[str, Any]) -> yaml.MappingN
     pairs = []
     for key in sorted_keys(value):
         pairs.append((_represent_str(dumper, key), dumper.represent_data(value[key])))
-    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False if value else True)
+    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=not value)
 
 
 def _represent_list(dumper: _FarmDumper, value: list[Any]) -> yaml.SequenceNode:
     items = [dumper.represent_data(item) for item in value]
-    return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=False if value else True)
+    return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=not value)
 
 
 _FarmDumper.add_representer(str, _represent_str)
