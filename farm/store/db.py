@@ -1,0 +1,76 @@
+"""Engines and sessions for PostgreSQL (psycopg 3) and SQLite.
+
+``postgresql://`` and ``postgres://`` URLs are rewritten to ``postgresql+psycopg://`` so the
+driver is always psycopg 3. SQLite connections run in WAL mode with foreign keys enforced and a
+busy timeout, so a scheduler and a few local workers can share the embedded file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def normalize_database_url(url: str) -> str:
+    """Pin PostgreSQL to psycopg 3; leave other URLs alone. Names FARM_DATABASE_URL when unusable."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    try:
+        parsed = make_url(url)
+    except Exception as error:
+        raise ValueError(f"FARM_DATABASE_URL: not a database URL: {url!r} ({error})") from None
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise ValueError(f"FARM_DATABASE_URL: only sqlite and postgresql are supported, got {url!r}")
+    return url
+
+
+def create_farm_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the farm's connection settings applied."""
+    url = normalize_database_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, **kwargs)
+        event.listen(engine, "connect", _configure_sqlite_connection)
+        return engine
+    return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded attributes after commit (handy for returning records)."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One transaction: commit on success, roll back on any exception."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

@@ -1,0 +1,56 @@
+"""Run the Alembic migrations in ``migrations/`` from any working directory.
+
+The scripts are found through the installed ``migrations`` package, not the current directory,
+and the database URL is handed over in ``Config.attributes`` (not ``sqlalchemy.url``, whose
+``%`` characters configparser would try to interpolate).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+
+from farm.store.db import normalize_database_url
+
+
+def migrations_dir() -> Path:
+    spec = importlib.util.find_spec("migrations")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the farm's migrations package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def alembic_config(database_url: str) -> Config:
+    folder = migrations_dir()
+    config = Config(str(folder / "alembic.ini"))
+    config.set_main_option("script_location", str(folder))
+    config.attributes["database_url"] = normalize_database_url(database_url)
+    return config
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    """Migrate the database up to ``revision`` (default: the newest)."""
+    command.upgrade(alembic_config(database_url), revision)
+
+
+def downgrade(database_url: str, revision: str) -> None:
+    """Migrate the database down to ``revision`` (``base`` removes every farm table)."""
+    command.downgrade(alembic_config(database_url), revision)
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    if head is None:
+        raise RuntimeError("the migrations have no head revision")
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()

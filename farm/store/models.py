@@ -1,0 +1,308 @@
+"""The farm's tables as SQLAlchemy 2 typed declarative models.
+
+Conventions:
+
+- Digests are sha256 as 64 lowercase hex characters (``String(64)``), never with a ``sha256:``
+  prefix. A ``*_digest`` column that names a blob points at ``sha256/<hex>`` in object storage.
+- Ids of runs and jobs are 32-character uuid4 hex strings made in Python, so they can be handed
+  to a queue before or without a database round trip and look the same on SQLite and PostgreSQL.
+- "No selection" (an unprofiled target) is the empty string, not NULL, so it takes part in
+  unique constraints the same way on both databases.
+- Every constraint and index has an explicit name (``NAMING_CONVENTION``) so the hand-written
+  migrations can create and drop them by name.
+- The schema is created only by migrations (``migrations/``); this module is never imported there.
+  ``tests/test_migrations.py`` checks that the two agree.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+Digest = String(64)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class JobState(enum.StrEnum):
+    PLANNED = "planned"
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CACHED = "cached"
+
+
+class RunState(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    COMPLETED_WITH_FAILURES = "completed_with_failures"
+    ABORTED = "aborted"
+
+
+def _in_values(column: str, values: type[enum.StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog snapshots
+# ---------------------------------------------------------------------------------------------
+
+
+class CatalogSnapshot(Base):
+    """An immutable catalog version, keyed by the digest of its content."""
+
+    __tablename__ = "catalog_snapshots"
+
+    digest: Mapped[str] = mapped_column(Digest, primary_key=True)
+    parent_digest: Mapped[str | None] = mapped_column(ForeignKey("catalog_snapshots.digest"))
+    source: Mapped[str | None] = mapped_column(Text)
+    source_commit: Mapped[str | None] = mapped_column(String(64))
+    blob_digest: Mapped[str | None] = mapped_column(Digest)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Application(Base):
+    """One Application as it is in one snapshot."""
+
+    __tablename__ = "applications"
+    __table_args__ = (UniqueConstraint("snapshot_digest", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    snapshot_digest: Mapped[str] = mapped_column(ForeignKey("catalog_snapshots.digest"), index=True)
+    name: Mapped[str] = mapped_column(String(253))
+    digest: Mapped[str] = mapped_column(Digest)
+    values_digest: Mapped[str | None] = mapped_column(Digest)
+    blob_digest: Mapped[str | None] = mapped_column(Digest)
+
+
+class ClusterProfile(Base):
+    """One ClusterProfile as it is in one snapshot, with its catalog-load verdict."""
+
+    __tablename__ = "cluster_profiles"
+    __table_args__ = (UniqueConstraint("snapshot_digest", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    snapshot_digest: Mapped[str] = mapped_column(ForeignKey("catalog_snapshots.digest"), index=True)
+    name: Mapped[str] = mapped_column(String(253))
+    digest: Mapped[str] = mapped_column(Digest)
+    blob_digest: Mapped[str | None] = mapped_column(Digest)
+    valid: Mapped[bool] = mapped_column(Boolean, default=True)
+    error_code: Mapped[str | None] = mapped_column(String(128))
+    error_message: Mapped[str | None] = mapped_column(Text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fleet runs, render jobs, outputs and the action cache
+# ---------------------------------------------------------------------------------------------
+
+
+class FleetRun(Base):
+    """One fleet-wide render of a snapshot. Progress is counted from its jobs in SQL."""
+
+    __tablename__ = "fleet_runs"
+    __table_args__ = (CheckConstraint(_in_values("state", RunState), name="state"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    snapshot_digest: Mapped[str] = mapped_column(ForeignKey("catalog_snapshots.digest"), index=True)
+    trigger: Mapped[str] = mapped_column(String(32), default="manual")
+    core_version: Mapped[str] = mapped_column(String(64))
+    selection_policy: Mapped[str] = mapped_column(String(32), default="default")
+    state: Mapped[str] = mapped_column(String(32), default=RunState.PENDING.value)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class RenderOutput(Base):
+    """Rendered manifests, keyed by the digest of their bytes (the blob ``sha256/<digest>``)."""
+
+    __tablename__ = "render_outputs"
+
+    digest: Mapped[str] = mapped_column(Digest, primary_key=True)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Signer(Base):
+    """A signing key the farm has seen. ``trusted`` mirrors the trusted-signers file for queries."""
+
+    __tablename__ = "signers"
+
+    keyid: Mapped[str] = mapped_column(Digest, primary_key=True)
+    public_key_pem: Mapped[str] = mapped_column(Text)
+    trusted: Mapped[bool] = mapped_column(Boolean, default=False)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RenderJob(Base):
+    """Rendering one target in one run. Claimed with a conditional UPDATE (``repository.claim_job``)."""
+
+    __tablename__ = "render_jobs"
+    __table_args__ = (
+        UniqueConstraint("run_id", "application", "cluster_profile", "selection"),
+        CheckConstraint(_in_values("state", JobState), name="state"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id"), index=True)
+    application: Mapped[str] = mapped_column(String(253))
+    cluster_profile: Mapped[str] = mapped_column(String(253))
+    selection: Mapped[str] = mapped_column(String(253), default="")
+    action_key: Mapped[str] = mapped_column(Digest, index=True)
+    state: Mapped[str] = mapped_column(String(16), default=JobState.PLANNED.value, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error_code: Mapped[str | None] = mapped_column(String(128))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    claimed_by: Mapped[str | None] = mapped_column(String(253))
+    output_digest: Mapped[str | None] = mapped_column(ForeignKey("render_outputs.digest"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class EvidenceRecord(Base):
+    """A signed statement, stored as a DSSE envelope blob. Append-only: triggers refuse UPDATE/DELETE."""
+
+    __tablename__ = "evidence_records"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    envelope_digest: Mapped[str] = mapped_column(Digest, unique=True)
+    statement_digest: Mapped[str] = mapped_column(Digest)
+    subject_name: Mapped[str] = mapped_column(Text)
+    subject_digest: Mapped[str] = mapped_column(Digest, index=True)
+    predicate_type: Mapped[str] = mapped_column(String(255))
+    signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"), index=True)
+    action_key: Mapped[str | None] = mapped_column(Digest, index=True)
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("render_jobs.id"))
+    cluster_profile: Mapped[str | None] = mapped_column(String(253))
+    selection: Mapped[str | None] = mapped_column(String(253))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ActionCacheEntry(Base):
+    """action key → output: the whole cache look-up is one primary-key read.
+
+    Kept apart from ``render_outputs`` because two action keys can give the same bytes.
+    """
+
+    __tablename__ = "action_cache"
+
+    action_key: Mapped[str] = mapped_column(Digest, primary_key=True)
+    output_digest: Mapped[str] = mapped_column(ForeignKey("render_outputs.digest"), index=True)
+    evidence_id: Mapped[int] = mapped_column(ForeignKey("evidence_records.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration profiles and qualification (profiles-evidence.md §3; revision 0002)
+# ---------------------------------------------------------------------------------------------
+
+
+class ProfileDeclaration(Base):
+    """The configuration profile declared on one ClusterProfile version (at most one)."""
+
+    __tablename__ = "profile_declarations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    cluster_profile_id: Mapped[int] = mapped_column(ForeignKey("cluster_profiles.id"), unique=True)
+    name: Mapped[str] = mapped_column(String(63))
+    description: Mapped[str | None] = mapped_column(Text)
+    default_value: Mapped[str] = mapped_column(String(63))
+    owned_paths_json: Mapped[str] = mapped_column(Text)
+    surface_digest: Mapped[str] = mapped_column(Digest)
+
+
+class ProfileValue(Base):
+    """One declared value; its lowercased name is unique per declaration."""
+
+    __tablename__ = "profile_values"
+    __table_args__ = (UniqueConstraint("declaration_id", "name_lower"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    declaration_id: Mapped[int] = mapped_column(ForeignKey("profile_declarations.id"), index=True)
+    name: Mapped[str] = mapped_column(String(63))
+    name_lower: Mapped[str] = mapped_column(String(63))
+    fragment_json: Mapped[str] = mapped_column(Text)
+    fragment_digest: Mapped[str] = mapped_column(Digest)
+    resolved_digest: Mapped[str | None] = mapped_column(Digest)
+
+
+class QualificationState(Base):
+    """Materialised, derived state of one (ClusterProfile, profile value) at one snapshot.
+
+    ``profile_name``/``value`` are empty for an unprofiled ClusterProfile. It can always be
+    recomputed from the evidence records and must agree with that recomputation.
+    """
+
+    __tablename__ = "qualification_states"
+    __table_args__ = (
+        UniqueConstraint(
+            "snapshot_digest",
+            "cluster_profile",
+            "profile_name",
+            "value",
+            name="uq_qualification_states_subject",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    snapshot_digest: Mapped[str] = mapped_column(ForeignKey("catalog_snapshots.digest"), index=True)
+    cluster_profile: Mapped[str] = mapped_column(String(253))
+    profile_name: Mapped[str] = mapped_column(String(63), default="")
+    value: Mapped[str] = mapped_column(String(63), default="")
+    state: Mapped[str] = mapped_column(String(32))
+    reasons_json: Mapped[str] = mapped_column(Text, default="[]")
+    current_evidence_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evidence_records.id", name="fk_qualification_states_current_evidence")
+    )
+    last_passing_evidence_id: Mapped[int | None] = mapped_column(
+        ForeignKey("evidence_records.id", name="fk_qualification_states_last_passing_evidence")
+    )
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# Every column that names a blob in object storage. ``farm gc`` treats a blob as referenced if
+# any of these holds its digest, and reports a row whose blob is missing. A new blob column must
+# be added here.
+BLOB_REFERENCES = (
+    CatalogSnapshot.blob_digest,
+    Application.blob_digest,
+    ClusterProfile.blob_digest,
+    RenderOutput.digest,
+    EvidenceRecord.envelope_digest,
+)

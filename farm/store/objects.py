@@ -1,0 +1,268 @@
+"""Content-addressed blob storage: the ``ObjectStore`` protocol, a local folder and S3.
+
+A blob lives under the key ``sha256/<hex>`` where ``<hex>`` is the sha256 of its bytes. Blobs are
+written once: a put of a digest that is already stored reads the stored copy back and leaves it
+alone if it verifies (a stored copy that does not verify is replaced by the good bytes, which is
+the only way a key is ever written twice). Every read is verified; a missing blob raises
+``BlobMissingError`` and a blob whose bytes do not hash to its key raises ``BlobCorruptError``,
+both naming the digest.
+
+Writes are atomic: the local store writes a temporary file in the same folder, fsyncs it and
+``os.replace``s it into place; an S3 PUT is never visible half-written, and it carries the
+sha256 checksum so the server refuses bytes damaged in transit.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from farm.evidence.canonical import is_hex_digest, sha256_hex
+
+if TYPE_CHECKING:
+    from farm.settings import FarmSettings
+
+KEY_PREFIX = "sha256/"
+
+
+class ObjectStoreError(RuntimeError):
+    """Object storage failed; the message names the digest and the store."""
+
+
+class BlobMissingError(ObjectStoreError):
+    def __init__(self, digest: str, store: str) -> None:
+        super().__init__(f"blob {KEY_PREFIX}{digest} is missing from {store}")
+        self.digest = digest
+
+
+class BlobCorruptError(ObjectStoreError):
+    def __init__(self, digest: str, actual: str, size: int, store: str) -> None:
+        super().__init__(
+            f"blob {KEY_PREFIX}{digest} in {store} is corrupt: its {size} bytes hash to sha256 {actual}"
+        )
+        self.digest = digest
+        self.actual = actual
+
+
+@dataclass(frozen=True)
+class BlobInfo:
+    digest: str
+    size: int
+    modified: datetime
+
+
+def blob_key(digest: str) -> str:
+    """``sha256/<hex>``; refuses anything that is not a lowercase sha256 hex digest."""
+    if not is_hex_digest(digest):
+        raise ValueError(f"not a sha256 digest (64 lowercase hex characters): {digest!r}")
+    return KEY_PREFIX + digest
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    """Content-addressed, write-once blob storage."""
+
+    def put(self, data: bytes) -> str:
+        """Store ``data`` (once) and return its sha256 hex digest."""
+        ...
+
+    def get(self, digest: str) -> bytes:
+        """The verified bytes of ``digest``; ``BlobMissingError``/``BlobCorruptError`` otherwise."""
+        ...
+
+    def exists(self, digest: str) -> bool:
+        """Whether a blob is stored under ``digest`` (without reading or verifying it)."""
+        ...
+
+    def delete(self, digest: str) -> None:
+        """Remove a blob (only the garbage collector does this); absent blobs are fine."""
+        ...
+
+    def list_blobs(self) -> Iterator[BlobInfo]:
+        """Every stored blob under the ``sha256/`` prefix."""
+        ...
+
+    def describe(self) -> str:
+        """Where the store is, for messages."""
+        ...
+
+
+def _verified(digest: str, data: bytes, store: str) -> bytes:
+    actual = sha256_hex(data)
+    if actual != digest:
+        raise BlobCorruptError(digest, actual, len(data), store)
+    return data
+
+
+class LocalObjectStore:
+    """Blobs as files under ``root/sha256/<hex>``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def describe(self) -> str:
+        return f"local object store {self.root}"
+
+    def _path(self, digest: str) -> Path:
+        return self.root / blob_key(digest)
+
+    def put(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        path = self._path(digest)
+        if path.exists() and self._stored_copy_is_good(digest):
+            return digest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._write_atomically(path, data)
+        return digest
+
+    def _stored_copy_is_good(self, digest: str) -> bool:
+        try:
+            self.get(digest)
+        except ObjectStoreError:
+            return False
+        return True
+
+    @staticmethod
+    def _write_atomically(path: Path, data: bytes) -> None:
+        descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp_name, 0o444)
+            os.replace(temp_name, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+            raise
+        _fsync_directory(path.parent)
+
+    def get(self, digest: str) -> bytes:
+        try:
+            data = self._path(digest).read_bytes()
+        except FileNotFoundError:
+            raise BlobMissingError(digest, self.describe()) from None
+        return _verified(digest, data, self.describe())
+
+    def exists(self, digest: str) -> bool:
+        return self._path(digest).is_file()
+
+    def delete(self, digest: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._path(digest).unlink()
+
+    def list_blobs(self) -> Iterator[BlobInfo]:
+        folder = self.root / KEY_PREFIX
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.iterdir()):
+            if is_hex_digest(path.name) and path.is_file():
+                stat = path.stat()
+                yield BlobInfo(path.name, stat.st_size, datetime.fromtimestamp(stat.st_mtime, UTC))
+
+
+def _fsync_directory(folder: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class S3ObjectStore:
+    """Blobs as objects ``[prefix/]sha256/<hex>`` in an S3 (or MinIO) bucket."""
+
+    def __init__(self, client: Any, bucket: str, prefix: str = "") -> None:
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+
+    def describe(self) -> str:
+        location = f"{self.bucket}/{self.prefix}" if self.prefix else self.bucket
+        return f"S3 object store s3://{location}"
+
+    def _key(self, digest: str) -> str:
+        key = blob_key(digest)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def put(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        if self.exists(digest) and self._stored_copy_is_good(digest):
+            return digest
+        checksum = base64.b64encode(bytes.fromhex(digest)).decode("ascii")
+        self.client.put_object(Bucket=self.bucket, Key=self._key(digest), Body=data, ChecksumSHA256=checksum)
+        return digest
+
+    def _stored_copy_is_good(self, digest: str) -> bool:
+        try:
+            self.get(digest)
+        except ObjectStoreError:
+            return False
+        return True
+
+    def get(self, digest: str) -> bytes:
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(digest))
+        except self.client.exceptions.NoSuchKey:
+            raise BlobMissingError(digest, self.describe()) from None
+        return _verified(digest, response["Body"].read(), self.describe())
+
+    def exists(self, digest: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
+    def delete(self, digest: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
+
+    def list_blobs(self) -> Iterator[BlobInfo]:
+        listing_prefix = self._key("0" * 64)[:-64]
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=listing_prefix):
+            for item in page.get("Contents", []):
+                digest = item["Key"][len(listing_prefix) :]
+                if is_hex_digest(digest):
+                    yield BlobInfo(digest, item["Size"], item["LastModified"])
+
+
+def parse_s3_location(location: str) -> tuple[str, str]:
+    """``s3://bucket[/prefix]`` → (bucket, prefix); names the setting on a bad value."""
+    rest = location.removeprefix("s3://")
+    bucket, _, prefix = rest.partition("/")
+    if not location.startswith("s3://") or not bucket:
+        raise ValueError(f"FARM_OBJECT_STORE: expected s3://bucket[/prefix], got {location!r}")
+    return bucket, prefix.strip("/")
+
+
+def s3_client(settings: FarmSettings) -> Any:
+    """A boto3 S3 client from the settings; credentials come from boto3's normal chain."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(s3={"addressing_style": "path"}) if settings.s3_endpoint_url else None
+    return boto3.client(
+        "s3", endpoint_url=settings.s3_endpoint_url, region_name=settings.s3_region, config=config
+    )
+
+
+def open_object_store(settings: FarmSettings) -> ObjectStore:
+    """The object store the settings name: S3 for ``s3://…``, otherwise a local folder."""
+    if settings.uses_s3:
+        bucket, prefix = parse_s3_location(settings.object_store)
+        return S3ObjectStore(s3_client(settings), bucket, prefix)
+    return LocalObjectStore(Path(settings.object_store))
