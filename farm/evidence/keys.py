@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from farm.evidence.canonical import sha256_hex
+
+if TYPE_CHECKING:
+    from farm.settings import FarmSettings
 
 PRIVATE_KEY_NAME = "signing.key"
 PUBLIC_KEY_NAME = "signing.pub"
@@ -95,16 +100,20 @@ def generate_key_pair(directory: Path) -> KeyPairPaths:
 
 
 def _write_new_private_file(path: Path, data: bytes) -> None:
+    # Written to a private temporary file, then hard-linked into place: the link fails if a key
+    # already exists, and nobody can ever read a half-written key.
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".key")
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise KeyFileError(f"{path}: a key already exists there; refusing to overwrite it") from None
-    try:
-        os.fchmod(descriptor, 0o600)  # the umask cannot widen 0600, but be explicit
+        os.fchmod(descriptor, 0o600)
         os.write(descriptor, data)
         os.fsync(descriptor)
-    finally:
         os.close(descriptor)
+        try:
+            os.link(temp_name, path)
+        except FileExistsError:
+            raise KeyFileError(f"{path}: a key already exists there; refusing to overwrite it") from None
+    finally:
+        os.unlink(temp_name)
 
 
 def load_signer(path: Path) -> Signer:
@@ -208,3 +217,25 @@ def trust_public_key(trusted_path: Path, public_key: Ed25519PublicKey) -> str:
     with trusted_path.open("a", encoding="ascii") as handle:
         handle.write(f"# keyid {keyid}\n{pem}")
     return keyid
+
+
+def load_configured_signer(settings: FarmSettings) -> Signer:
+    """The farm's signing key: ``FARM_SIGNING_KEY``, or the embedded key, generated and trusted on first use.
+
+    A configured key that does not exist is an error naming the file; only the embedded default
+    is ever generated.
+    """
+    path = settings.signing_key_path
+    if path.exists() or not settings.signing_key_is_embedded:
+        return load_signer(path)
+    try:
+        pair = generate_key_pair(path.parent)
+    except KeyFileError:
+        return load_signer(path)  # another process generated it first
+    trust_public_key(settings.trusted_signers_path, load_public_key(pair.public_key))
+    return load_signer(path)
+
+
+def load_configured_trust(settings: FarmSettings) -> TrustedSigners:
+    """The trusted signers named by the settings."""
+    return load_trusted_signers(settings.trusted_signers_path)

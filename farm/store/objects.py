@@ -117,6 +117,8 @@ class LocalObjectStore:
         digest = sha256_hex(data)
         path = self._path(digest)
         if path.exists() and self._stored_copy_is_good(digest):
+            # Refresh the age so a sweep does not take a blob that a new row is about to claim.
+            os.utime(path)
             return digest
         path.parent.mkdir(parents=True, exist_ok=True)
         self._write_atomically(path, data)

@@ -1,0 +1,190 @@
+"""Checks of what is stored: ``farm verify`` (outputs and their evidence) and ``farm gc`` (orphans).
+
+Verification of one output checks, and names as a ``Failure`` when wrong:
+
+- the output row exists (``output.unknown``) and its blob is there (``blob.missing``) and hashes to
+  its digest (``blob.corrupt``, which also catches truncation);
+- at least one evidence record vouches for it (``evidence.missing``), and every action-cache
+  entry for it points at one of those records (``evidence.not_linked``);
+- each evidence record's envelope blob is there and intact (``envelope.missing``,
+  ``envelope.corrupt``) and passes ``farm.evidence.verify.verify_render_evidence``: a signature by
+  a trusted key, a statement whose subject is the output digest, a coherent provenance whose action
+  key is the recorded one.
+
+The sweep lists rows first and blobs second: a blob is always written before its row, so a row
+seen by the sweep has its blob in the later listing unless the blob is really gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from farm.evidence.keys import TrustedSigners
+from farm.evidence.verify import Failure, verify_render_evidence
+from farm.store.models import (
+    BLOB_REFERENCES,
+    ActionCacheEntry,
+    EvidenceRecord,
+    FleetRun,
+    JobState,
+    RenderOutput,
+)
+from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
+from farm.store.repository import jobs_of_run
+
+# ---------------------------------------------------------------------------------------------
+# Verification
+# ---------------------------------------------------------------------------------------------
+
+
+def verify_output(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str
+) -> list[Failure]:
+    """Every check of one output; an empty list means it verifies."""
+    target = f"output {digest}"
+    if session.get(RenderOutput, digest) is None:
+        return [Failure("output.unknown", target, "no render output has this digest")]
+    failures = _check_blob(objects, digest, target, "blob")
+    records = list(
+        session.scalars(
+            select(EvidenceRecord).where(EvidenceRecord.subject_digest == digest).order_by(EvidenceRecord.id)
+        )
+    )
+    if not records:
+        failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
+    for record in records:
+        failures += _verify_record(objects, trusted, record, digest)
+    failures += _check_cache_links(session, digest, {record.id for record in records}, target)
+    return failures
+
+
+def _check_blob(objects: ObjectStore, digest: str, target: str, kind: str) -> list[Failure]:
+    try:
+        objects.get(digest)
+    except BlobMissingError as error:
+        return [Failure(f"{kind}.missing", target, str(error))]
+    except BlobCorruptError as error:
+        return [Failure(f"{kind}.corrupt", target, str(error))]
+    return []
+
+
+def _verify_record(
+    objects: ObjectStore, trusted: TrustedSigners, record: EvidenceRecord, digest: str
+) -> list[Failure]:
+    target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
+    try:
+        envelope_bytes = objects.get(record.envelope_digest)
+    except BlobMissingError as error:
+        return [Failure("envelope.missing", target, str(error))]
+    except BlobCorruptError as error:
+        return [Failure("envelope.corrupt", target, str(error))]
+    _, failures = verify_render_evidence(
+        digest, envelope_bytes, trusted, target=target, expected_action_key=record.action_key
+    )
+    return failures
+
+
+def _check_cache_links(session: Session, digest: str, record_ids: set[int], target: str) -> list[Failure]:
+    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
+    return [
+        Failure(
+            "evidence.not_linked",
+            target,
+            f"action key {entry.action_key} points at evidence {entry.evidence_id}, which is not about this output",
+        )
+        for entry in entries
+        if entry.evidence_id not in record_ids
+    ]
+
+
+def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failure]]:
+    """The output digests of a run's finished jobs, and failures for jobs that should have one."""
+    if session.get(FleetRun, run_id) is None:
+        return [], [Failure("run.unknown", f"run {run_id}", "no fleet run has this id")]
+    digests: list[str] = []
+    failures: list[Failure] = []
+    for job in jobs_of_run(session, run_id):
+        if job.state not in (JobState.SUCCEEDED.value, JobState.CACHED.value):
+            continue
+        if job.output_digest is None:
+            failures.append(
+                Failure("job.output_missing", f"job {job.id}", f"{job.state} job has no output digest")
+            )
+        elif job.output_digest not in digests:
+            digests.append(job.output_digest)
+    return digests, failures
+
+
+def all_outputs(session: Session) -> list[str]:
+    return list(session.scalars(select(RenderOutput.digest).order_by(RenderOutput.digest)))
+
+
+def verify_outputs(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digests: Iterable[str]
+) -> list[Failure]:
+    failures: list[Failure] = []
+    for digest in digests:
+        failures += verify_output(session, objects, trusted, digest)
+    return failures
+
+
+# ---------------------------------------------------------------------------------------------
+# Orphan sweep
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepReport:
+    unreferenced: list[BlobInfo] = field(default_factory=list)
+    missing: dict[str, list[str]] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    kept_in_grace: list[str] = field(default_factory=list)
+
+
+def referenced_blobs(session: Session) -> dict[str, list[str]]:
+    """digest → the ``table.column`` names whose rows point at that blob."""
+    references: dict[str, list[str]] = {}
+    for column in BLOB_REFERENCES:
+        name = f"{column.class_.__tablename__}.{column.key}"
+        for digest in session.scalars(select(column).where(column.is_not(None)).distinct()):
+            references.setdefault(digest, []).append(name)
+    return references
+
+
+def sweep(
+    session: Session,
+    objects: ObjectStore,
+    *,
+    dry_run: bool,
+    grace: timedelta,
+    now: datetime | None = None,
+) -> SweepReport:
+    """Find orphans both ways; unless ``dry_run``, delete unreferenced blobs older than ``grace``.
+
+    Rows pointing at a missing blob are only reported: the bytes cannot be recreated here.
+    """
+    now = now or datetime.now(UTC)
+    references = referenced_blobs(session)
+    stored = {blob.digest: blob for blob in objects.list_blobs()}
+    report = SweepReport(
+        unreferenced=[blob for digest, blob in sorted(stored.items()) if digest not in references],
+        missing={digest: columns for digest, columns in sorted(references.items()) if digest not in stored},
+    )
+    for blob in report.unreferenced:
+        if now - blob.modified < grace:
+            report.kept_in_grace.append(blob.digest)
+        elif not dry_run and not _referenced_now(session, blob.digest):
+            objects.delete(blob.digest)
+            report.removed.append(blob.digest)
+    return report
+
+
+def _referenced_now(session: Session, digest: str) -> bool:
+    # A writer may have committed a row for this blob since the sweep read the references.
+    session.rollback()
+    return any(session.scalar(select(column).where(column == digest).limit(1)) for column in BLOB_REFERENCES)
