@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Core render throughput, and how close the handler logic is to the YAML I/O floor.
+
+For a mix of inputs (every renderable golden case under tests/golden and every application of
+examples/fleet for every ClusterProfile there), measures in one process:
+
+- renders per second of ``farm.core.render.render`` over the mix;
+- the I/O floor: only loading the same inputs and dumping the same outputs with the same YAML code;
+- the ratio render time / floor time (1.0 would mean the handlers cost nothing beyond YAML I/O).
+
+Prints the figures, then one line holding the same figures as a JSON object.
+
+    .venv/bin/python bench/core.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from farm.core import yamlio  # noqa: E402
+from farm.core.errors import CoreError  # noqa: E402
+from farm.core.render import render  # noqa: E402
+
+
+def _golden_inputs() -> list[tuple[bytes, bytes, bytes | None, bytes | None]]:
+    inputs = []
+    for case in sorted((ROOT / "tests" / "golden").glob("*/app.yaml")):
+        folder = case.parent
+        if (folder / "expected-error.txt").exists():
+            continue
+        package = folder / "kurel.yaml"
+        values = folder / "values.yaml"
+        inputs.append(
+            (
+                case.read_bytes(),
+                (folder / "cluster.yaml").read_bytes(),
+                package.read_bytes() if package.exists() else None,
+                values.read_bytes() if values.exists() else None,
+            )
+        )
+    return inputs
+
+
+def _example_inputs() -> list[tuple[bytes, bytes, bytes | None, bytes | None]]:
+    fleet = ROOT / "examples" / "fleet"
+    clusters = sorted((fleet / "clusters").glob("*.yaml"))
+    inputs = []
+    for app in sorted((fleet / "applications").glob("*/app.yaml")):
+        package = app.parent / "kurel.yaml"
+        for cluster in clusters:
+            inputs.append((app.read_bytes(), cluster.read_bytes(), package.read_bytes() if package.exists() else None, None))
+    return inputs
+
+
+def _renderable(inputs):
+    kept, outputs = [], []
+    for app, cluster, package, values in inputs:
+        try:
+            rendered = render(app, cluster, package=package, values=values)
+        except CoreError:
+            continue
+        kept.append((app, cluster, package, values))
+        outputs.append(list(rendered.objects))
+    return kept, outputs
+
+
+def _time_render(inputs, rounds: int) -> float:
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for app, cluster, package, values in inputs:
+            render(app, cluster, package=package, values=values)
+    return time.perf_counter() - start
+
+
+def _time_io_floor(inputs, outputs, rounds: int) -> float:
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for (app, cluster, package, values), objects in zip(inputs, outputs, strict=True):
+            yamlio.load(app)
+            yamlio.load(cluster)
+            if package is not None:
+                yamlio.load(package)
+            if values is not None:
+                yamlio.load(values)
+            yamlio.dump_documents(objects)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=20)
+    options = parser.parse_args()
+    inputs, outputs = _renderable(_golden_inputs() + _example_inputs())
+    if not inputs:
+        print("no renderable inputs found", file=sys.stderr)
+        return 2
+    render_seconds = _time_render(inputs, options.rounds)
+    floor_seconds = _time_io_floor(inputs, outputs, options.rounds)
+    renders = len(inputs) * options.rounds
+    objects = sum(len(o) for o in outputs) * options.rounds
+    figures = {
+        "inputs": len(inputs),
+        "rounds": options.rounds,
+        "renders_per_second": round(renders / render_seconds, 1),
+        "objects_per_second": round(objects / render_seconds, 1),
+        "io_floor_renders_per_second": round(renders / floor_seconds, 1),
+        "render_to_io_floor_ratio": round(render_seconds / floor_seconds, 3),
+    }
+    print(f"inputs in the mix:            {figures['inputs']} ({figures['rounds']} rounds)")
+    print(f"renders per second:           {figures['renders_per_second']}")
+    print(f"objects per second:           {figures['objects_per_second']}")
+    print(f"I/O floor (load+dump) per s:  {figures['io_floor_renders_per_second']}")
+    print(f"render time / I/O floor time: {figures['render_to_io_floor_ratio']}")
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
