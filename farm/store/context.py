@@ -1,0 +1,30 @@
+"""Opening the farm's storage from settings: the entry point for commands, the scheduler and workers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from farm.settings import FarmSettings, load_settings
+from farm.store.db import create_farm_engine, make_session_factory
+from farm.store.objects import ObjectStore, open_object_store
+
+
+@dataclass
+class Storage:
+    settings: FarmSettings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    objects: ObjectStore
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_storage(settings: FarmSettings | None = None) -> Storage:
+    """Engine, session factory and object store for ``settings`` (default: from the environment)."""
+    settings = settings or load_settings()
+    engine = create_farm_engine(settings.database_url)
+    return Storage(settings, engine, make_session_factory(engine), open_object_store(settings))
