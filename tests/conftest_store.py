@@ -1,0 +1,372 @@
+"""Fixtures for the storage, evidence and verification tests.
+
+- Databases: every store test runs on SQLite and on a real PostgreSQL (``FARM_TEST_POSTGRES_URL``,
+  default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``). The session creates its own
+  databases ``farm_test_<random>_*`` there, from a migrated template, and drops them at the end.
+- S3: a moto server is started on a free loopback port for the session; each test gets a fresh bucket.
+- Keys are generated per test; nothing here touches ``./.farm``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+import pytest
+import typer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from farm.evidence.canonical import digest_of, sha256_hex
+from farm.evidence.keys import Signer, TrustedSigners, generate_key_pair, load_signer, signer_from_private_key
+from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
+from farm.store import migrate
+from farm.store.db import create_farm_engine, make_session_factory
+from farm.store.models import CatalogSnapshot, FleetRun, JobState, RenderJob
+from farm.store.objects import LocalObjectStore, ObjectStore, S3ObjectStore
+from farm.store.outputs import OutputRecord, store_output
+from farm.store.repository import claim_job, finish_job
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FARM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+DATABASES = ["sqlite", "postgresql"]
+CORE_VERSION = "test-core-1"
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PostgresServer:
+    admin: Engine
+    prefix: str
+    created: list[str] = field(default_factory=list)
+
+    def url_for(self, name: str) -> str:
+        return make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+    def create_database(self, suffix: str, template: str | None = None) -> str:
+        name = f"{self.prefix}_{suffix}"
+        clause = f" TEMPLATE {template}" if template else ""
+        with self.admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"{clause}'))
+        self.created.append(name)
+        return name
+
+    def drop_all(self) -> None:
+        with self.admin.connect() as connection:
+            for name in reversed(self.created):
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception as error:  # a missing server is a failure, never a skip
+        raise RuntimeError(
+            f"PostgreSQL for the store tests is not reachable at {POSTGRES_ADMIN_URL}: {error}"
+        ) from None
+    server = PostgresServer(admin, f"farm_test_{uuid.uuid4().hex[:10]}")
+    yield server
+    server.drop_all()
+    admin.dispose()
+
+
+@dataclass
+class DatabaseFactory:
+    """Makes fresh databases: empty, or migrated to head (copied from a migrated template)."""
+
+    postgres: PostgresServer
+    root: Path
+    sqlite_template: Path | None = None
+    postgres_template: str | None = None
+
+    def empty(self, kind: str) -> str:
+        if kind == "sqlite":
+            return f"sqlite:///{self.root / f'{uuid.uuid4().hex}.db'}"
+        name = self.postgres.create_database(uuid.uuid4().hex[:12])
+        return self.postgres.url_for(name)
+
+    def migrated(self, kind: str) -> str:
+        if kind == "sqlite":
+            if self.sqlite_template is None:
+                self.sqlite_template = self.root / "template.db"
+                migrate.upgrade(f"sqlite:///{self.sqlite_template}")
+            copy = self.root / f"{uuid.uuid4().hex}.db"
+            shutil.copyfile(self.sqlite_template, copy)
+            return f"sqlite:///{copy}"
+        if self.postgres_template is None:
+            self.postgres_template = self.postgres.create_database("template")
+            migrate.upgrade(self.postgres.url_for(self.postgres_template))
+        name = self.postgres.create_database(uuid.uuid4().hex[:12], template=self.postgres_template)
+        return self.postgres.url_for(name)
+
+
+@pytest.fixture(scope="session")
+def databases(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> DatabaseFactory:
+    return DatabaseFactory(postgres_server, tmp_path_factory.mktemp("databases"))
+
+
+@pytest.fixture(params=DATABASES)
+def database_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def database_url(databases: DatabaseFactory, database_kind: str) -> str:
+    """A fresh database migrated to head, on SQLite or PostgreSQL."""
+    return databases.migrated(database_kind)
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = create_farm_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def sessions(engine: Engine) -> sessionmaker[Session]:
+    return make_session_factory(engine)
+
+
+# ---------------------------------------------------------------------------------------------
+# Object storage
+# ---------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"moto server exited with status {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"moto server did not listen on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3-speaking server (moto) on loopback, with test credentials in the environment."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AWS_ACCESS_KEY_ID", "farm-test")
+    patch.setenv("AWS_SECRET_ACCESS_KEY", "farm-test-secret")
+    patch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    try:
+        _wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        patch.undo()
+        process.terminate()
+        process.wait()
+
+
+@dataclass
+class S3Bucket:
+    endpoint: str
+    name: str
+    client: object
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint: str) -> S3Bucket:
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1")
+    name = f"farm-{uuid.uuid4().hex[:16]}"
+    client.create_bucket(Bucket=name)
+    return S3Bucket(s3_endpoint, name, client)
+
+
+@pytest.fixture
+def local_store(tmp_path: Path) -> LocalObjectStore:
+    return LocalObjectStore(tmp_path / "objects")
+
+
+@pytest.fixture
+def s3_store(s3_bucket: S3Bucket) -> S3ObjectStore:
+    return S3ObjectStore(s3_bucket.client, s3_bucket.name, "farm")
+
+
+@pytest.fixture(params=["local", "s3"])
+def object_store(request: pytest.FixtureRequest) -> ObjectStore:
+    return request.getfixturevalue(f"{request.param}_store")
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def signer() -> Signer:
+    return signer_from_private_key(Ed25519PrivateKey.generate())
+
+
+@pytest.fixture
+def trusted(signer: Signer) -> TrustedSigners:
+    return TrustedSigners({signer.keyid: signer.public_key})
+
+
+# ---------------------------------------------------------------------------------------------
+# A small fleet: snapshots, runs, jobs and stored outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def make_inputs(application: str = "web", profile: str = "prod", selection: str = "") -> RenderInputs:
+    return RenderInputs(
+        core_version=CORE_VERSION,
+        application_digest=digest_of({"application": application}),
+        values_digest=digest_of({"values": application}),
+        cluster_profile_digest=digest_of({"clusterProfile": profile}),
+        selection=selection,
+    )
+
+
+@dataclass
+class Fleet:
+    """Builds rows the way the scheduler and workers will, through the public store functions."""
+
+    sessions: sessionmaker[Session]
+    objects: ObjectStore
+    signer: Signer
+    snapshot: str = field(default_factory=lambda: sha256_hex(uuid.uuid4().bytes))
+
+    def __post_init__(self) -> None:
+        with self.sessions.begin() as session:
+            session.add(CatalogSnapshot(digest=self.snapshot, source="tests"))
+
+    def new_run(self) -> str:
+        with self.sessions.begin() as session:
+            run = FleetRun(snapshot_digest=self.snapshot, core_version=CORE_VERSION)
+            session.add(run)
+            session.flush()
+            return run.id
+
+    def new_job(
+        self, run_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"
+    ) -> str:
+        with self.sessions.begin() as session:
+            job = RenderJob(
+                run_id=run_id,
+                application=application,
+                cluster_profile=profile,
+                selection=inputs.selection,
+                action_key=action_key(inputs),
+                state=JobState.QUEUED.value,
+            )
+            session.add(job)
+            session.flush()
+            return job.id
+
+    def provenance(self, job_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"):
+        return RenderProvenance(inputs, application, profile, self.snapshot, job_id)
+
+    def render(
+        self,
+        manifests: bytes,
+        *,
+        application: str = "web",
+        profile: str = "prod",
+        run_id: str | None = None,
+        signer: Signer | None = None,
+    ) -> tuple[str, str, OutputRecord]:
+        """Plan, claim, store and finish one job; returns (run id, job id, record)."""
+        run_id = run_id or self.new_run()
+        inputs = make_inputs(application, profile)
+        job_id = self.new_job(run_id, inputs, application, profile)
+        with self.sessions.begin() as session:
+            assert claim_job(session, job_id, worker="worker-1")
+            record = store_output(
+                session,
+                self.objects,
+                signer or self.signer,
+                manifests=manifests,
+                action_key=action_key(inputs),
+                provenance=self.provenance(job_id, inputs, application, profile),
+            )
+            finish_job(
+                session,
+                job_id,
+                worker="worker-1",
+                state=JobState.SUCCEEDED,
+                output_digest=record.output_digest,
+            )
+        return run_id, job_id, record
+
+
+@pytest.fixture
+def fleet(sessions: sessionmaker[Session], local_store: LocalObjectStore, signer: Signer) -> Fleet:
+    return Fleet(sessions, local_store, signer)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def storage_cli() -> typer.Typer:
+    """A ``farm`` app with only the storage commands, so these tests do not depend on the others."""
+    from farm.commands import db, gc, keys, verify
+
+    app = typer.Typer(pretty_exceptions_enable=False)
+    for module in (db, keys, verify, gc):
+        module.register(app)
+    return app
+
+
+@pytest.fixture
+def key_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "keys"
+    generate_key_pair(folder)
+    return folder
+
+
+@pytest.fixture
+def farm_env(tmp_path: Path, database_url: str, key_dir: Path) -> dict[str, str]:
+    """FARM_* variables for a CLI run against the test database and a local object folder."""
+    trusted_file = tmp_path / "trusted_signers"
+    trusted_file.write_text((key_dir / "signing.pub").read_text())
+    return {
+        "FARM_HOME": str(tmp_path / ".farm"),
+        "FARM_DATABASE_URL": database_url,
+        "FARM_OBJECT_STORE": str(tmp_path / "objects"),
+        "FARM_SIGNING_KEY": str(key_dir / "signing.key"),
+        "FARM_TRUSTED_SIGNERS": str(trusted_file),
+    }
+
+
+@pytest.fixture
+def cli_fleet(farm_env: dict[str, str], sessions: sessionmaker[Session]) -> Fleet:
+    """A fleet writing where ``farm_env`` points, signed by the trusted key."""
+    objects = LocalObjectStore(Path(farm_env["FARM_OBJECT_STORE"]))
+    return Fleet(sessions, objects, load_signer(Path(farm_env["FARM_SIGNING_KEY"])))
