@@ -63,6 +63,11 @@ COMPONENT_TYPES: dict[str, str] = {
     # --- workloads (farm/core/components) ---
     # --- core objects ---
     # --- networking and Gateway API kinds ---
+    "endpointslice": "farm.core.components.networking:ENDPOINT_SLICE",
+    "ingress": "farm.core.components.networking:INGRESS",
+    "ingressclass": "farm.core.components.networking:INGRESS_CLASS",
+    "networkpolicy": "farm.core.components.networking:NETWORK_POLICY",
+    "servicecidr": "farm.core.components.networking:SERVICE_CIDR",
     # --- cilium kinds ---
     # --- metallb kinds ---
     # --- cert-manager and external-secrets kinds ---
