@@ -1,0 +1,163 @@
+"""The ObjectStore contract, run against the local folder and a real S3 server (moto on loopback)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from conftest_store import S3Bucket
+
+from farm.evidence.canonical import sha256_hex
+from farm.settings import load_settings
+from farm.store.objects import (
+    BlobCorruptError,
+    BlobMissingError,
+    LocalObjectStore,
+    ObjectStore,
+    S3ObjectStore,
+    open_object_store,
+    parse_s3_location,
+)
+
+
+def test_put_returns_the_digest_and_get_returns_the_bytes(object_store: ObjectStore) -> None:
+    digest = object_store.put(b"kind: ConfigMap\n")
+    assert digest == sha256_hex(b"kind: ConfigMap\n")
+    assert object_store.get(digest) == b"kind: ConfigMap\n"
+    assert object_store.exists(digest)
+    assert isinstance(object_store, ObjectStore)
+
+
+def test_empty_blob_round_trips(object_store: ObjectStore) -> None:
+    assert object_store.get(object_store.put(b"")) == b""
+
+
+def test_put_is_write_once(object_store: ObjectStore) -> None:
+    first = object_store.put(b"same")
+    second = object_store.put(b"same")
+    assert first == second
+    assert [blob.digest for blob in object_store.list_blobs()] == [first]
+
+
+def test_missing_blob_names_its_digest(object_store: ObjectStore) -> None:
+    digest = sha256_hex(b"never stored")
+    assert not object_store.exists(digest)
+    with pytest.raises(BlobMissingError, match=f"sha256/{digest} is missing"):
+        object_store.get(digest)
+
+
+def test_list_and_delete(object_store: ObjectStore) -> None:
+    digests = sorted(object_store.put(data) for data in (b"a", b"bb", b"ccc"))
+    listed = sorted(object_store.list_blobs(), key=lambda blob: blob.digest)
+    assert [blob.digest for blob in listed] == digests
+    assert {blob.size for blob in listed} == {1, 2, 3}
+    assert all(blob.modified.tzinfo is not None for blob in listed)
+    object_store.delete(digests[0])
+    object_store.delete(digests[0])  # deleting an absent blob is fine
+    assert not object_store.exists(digests[0])
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "A" * 64, "../" + "a" * 61, "sha256:" + "a" * 64])
+def test_a_bad_digest_is_refused(object_store: ObjectStore, bad: str) -> None:
+    with pytest.raises(ValueError, match="not a sha256 digest"):
+        object_store.get(bad)
+
+
+# --- corruption, through each backend's own storage -------------------------------------------
+
+
+def _overwrite_local(store: LocalObjectStore, digest: str, data: bytes) -> None:
+    path = store.root / "sha256" / digest
+    os.chmod(path, 0o644)
+    path.write_bytes(data)
+
+
+def test_local_corrupt_and_truncated_blobs_name_their_digest(local_store: LocalObjectStore) -> None:
+    digest = local_store.put(b"0123456789")
+    _overwrite_local(local_store, digest, b"0123456788")
+    with pytest.raises(BlobCorruptError, match=f"sha256/{digest} in local object store .* is corrupt"):
+        local_store.get(digest)
+    _overwrite_local(local_store, digest, b"01234")
+    with pytest.raises(BlobCorruptError, match="its 5 bytes hash to"):
+        local_store.get(digest)
+
+
+def test_s3_corrupt_blob_names_its_digest(s3_store: S3ObjectStore, s3_bucket: S3Bucket) -> None:
+    digest = s3_store.put(b"0123456789")
+    s3_bucket.client.put_object(Bucket=s3_bucket.name, Key=f"farm/sha256/{digest}", Body=b"01234")  # type: ignore[attr-defined]
+    with pytest.raises(
+        BlobCorruptError, match=f"sha256/{digest} in S3 object store s3://{s3_bucket.name}/farm"
+    ):
+        s3_store.get(digest)
+
+
+def test_put_repairs_a_corrupt_copy_with_the_right_bytes(local_store: LocalObjectStore) -> None:
+    digest = local_store.put(b"good bytes")
+    _overwrite_local(local_store, digest, b"bad bytes")
+    assert local_store.put(b"good bytes") == digest
+    assert local_store.get(digest) == b"good bytes"
+
+
+def test_s3_put_repairs_a_corrupt_copy(s3_store: S3ObjectStore, s3_bucket: S3Bucket) -> None:
+    digest = s3_store.put(b"good bytes")
+    s3_bucket.client.put_object(Bucket=s3_bucket.name, Key=f"farm/sha256/{digest}", Body=b"bad")  # type: ignore[attr-defined]
+    s3_store.put(b"good bytes")
+    assert s3_store.get(digest) == b"good bytes"
+
+
+# --- backend specifics ------------------------------------------------------------------------
+
+
+def test_local_layout_is_sha256_hex_read_only_and_leaves_no_temporary_files(
+    local_store: LocalObjectStore,
+) -> None:
+    digest = local_store.put(b"payload")
+    path = local_store.root / "sha256" / digest
+    assert path.read_bytes() == b"payload"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == [digest]
+
+
+def test_local_list_ignores_stray_files(local_store: LocalObjectStore) -> None:
+    digest = local_store.put(b"x")
+    (local_store.root / "sha256" / ".tmp-123.part").write_bytes(b"half")
+    assert [blob.digest for blob in local_store.list_blobs()] == [digest]
+
+
+def test_s3_keys_live_under_the_prefix(s3_store: S3ObjectStore, s3_bucket: S3Bucket) -> None:
+    digest = s3_store.put(b"payload")
+    listing = s3_bucket.client.list_objects_v2(Bucket=s3_bucket.name)  # type: ignore[attr-defined]
+    assert [item["Key"] for item in listing["Contents"]] == [f"farm/sha256/{digest}"]
+
+
+def test_s3_store_without_prefix(s3_bucket: S3Bucket) -> None:
+    store = S3ObjectStore(s3_bucket.client, s3_bucket.name)
+    digest = store.put(b"root")
+    assert [blob.digest for blob in store.list_blobs()] == [digest]
+    assert s3_bucket.client.head_object(Bucket=s3_bucket.name, Key=f"sha256/{digest}")  # type: ignore[attr-defined]
+
+
+def test_object_store_from_settings(tmp_path: Path, s3_bucket: S3Bucket) -> None:
+    local = open_object_store(load_settings(home=tmp_path))
+    assert isinstance(local, LocalObjectStore) and local.root == tmp_path / "objects"
+    remote = open_object_store(
+        load_settings(
+            object_store=f"s3://{s3_bucket.name}/p/q",
+            s3_endpoint_url=s3_bucket.endpoint,
+            s3_region="us-east-1",
+        )
+    )
+    assert isinstance(remote, S3ObjectStore) and remote.prefix == "p/q"
+    digest = remote.put(b"through settings")
+    assert (
+        s3_bucket.client.get_object(Bucket=s3_bucket.name, Key=f"p/q/sha256/{digest}")["Body"].read()
+        == b"through settings"
+    )  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("location", ["s3://", "s3:///prefix"])
+def test_bad_s3_location_names_the_setting(location: str) -> None:
+    with pytest.raises(ValueError, match="FARM_OBJECT_STORE"):
+        parse_s3_location(location)
