@@ -12,6 +12,10 @@ class CoreError(Exception):
         super().__init__(message)
         self.message = message
 
+    def with_prefix(self, prefix: str) -> CoreError:
+        """The same error, its message prefixed (``component "x": ``)."""
+        return type(self)(prefix + self.message)
+
 
 class DocumentError(CoreError):
     """An input document that is not valid YAML or does not decode strictly."""
@@ -45,6 +49,9 @@ class PolicyRefusal(TransformError):
     def __init__(self, message: str, refusal_class: str) -> None:
         super().__init__(message)
         self.refusal_class = refusal_class
+
+    def with_prefix(self, prefix: str) -> PolicyRefusal:
+        return PolicyRefusal(prefix + self.message, self.refusal_class)
 
 
 class FieldError(TransformError):

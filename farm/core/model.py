@@ -39,6 +39,9 @@ class BuildContext:
     profile: ClusterProfile
     policy: Policy = DEFAULT_POLICY
     capabilities: dict[str, dict[str, Any]] = field(default_factory=dict)  # evaluated renderings
+    # every component of the document, as authored (a rule that shares a document-owned source
+    # among components, or must not name one like a component, reads the others here)
+    components: tuple[ComponentSpec, ...] = ()
 
 
 @dataclass

@@ -15,6 +15,7 @@ Order of work, as the reference does it:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from farm.core import policy as policy_checks
@@ -125,9 +126,7 @@ def _lower_traits(components: list[ComponentSpec], ctx: BuildContext) -> None:
                 try:
                     lowered = handler.lower(trait, properties, component, ctx)
                 except CoreError as exc:
-                    raise type(exc)(
-                        f'component "{component.name}" trait "{trait.type}": {exc.message}'
-                    ) from None
+                    raise exc.with_prefix(f'component "{component.name}" trait "{trait.type}": ') from None
                 lowered.sealed = True
                 component.traits[index] = lowered
                 changed = True
@@ -163,7 +162,7 @@ def _build_component(component: ComponentSpec, ctx: BuildContext) -> Generated:
     try:
         return handler.build(component, ctx)
     except CoreError as exc:
-        raise type(exc)(f'component "{component.name}": {exc.message}') from None
+        raise exc.with_prefix(f'component "{component.name}": ') from None
 
 
 def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildContext) -> tuple[list, list]:
@@ -179,7 +178,7 @@ def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildCont
         try:
             new_objects = handler.apply(application)
         except CoreError as exc:
-            raise type(exc)(f'component "{component.name}" trait "{trait.type}": {exc.message}') from None
+            raise exc.with_prefix(f'component "{component.name}" trait "{trait.type}": ') from None
         for obj in new_objects:
             _label(obj, component.name)
         for obj in application.bundle_tail:
@@ -189,8 +188,24 @@ def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildCont
     return added, tail
 
 
-def _build_bundle(components: list[ComponentSpec], ctx: BuildContext) -> list[dict[str, Any]]:
-    documents: list[dict[str, Any]] = []
+def _object_identity(obj: dict[str, Any]) -> tuple[Any, ...]:
+    metadata = obj.get("metadata") or {}
+    return (obj.get("apiVersion"), obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
+
+
+def _add_document_objects(documents: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    """A document-owned object several components generate alike (one shared source) is
+    written once, where the first of them put it."""
+    seen = {_object_identity(obj) for obj in documents}
+    for obj in new:
+        if _object_identity(obj) not in seen:
+            seen.add(_object_identity(obj))
+            documents.append(obj)
+
+
+def _build_bundle(
+    components: list[ComponentSpec], ctx: BuildContext, documents: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     own: list[dict[str, Any]] = []
     generated_by_component = []
     for component in components:
@@ -203,11 +218,11 @@ def _build_bundle(components: list[ComponentSpec], ctx: BuildContext) -> list[di
     for component, generated in generated_by_component:
         for obj in generated.objects:
             _label(obj, component.name)
-        documents.extend(generated.document_objects)
+        _add_document_objects(documents, generated.document_objects)
         own.extend(generated.objects)
     trait_objects = [obj for _, g in generated_by_component for obj in g.facts.pop("_trait_objects")]
     tail_objects = [obj for _, g in generated_by_component for obj in g.facts.pop("_tail_objects")]
-    return documents + own + trait_objects + tail_objects
+    return own + trait_objects + tail_objects
 
 
 def _enforce_pod_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
@@ -241,6 +256,7 @@ def transform(
         capabilities=capabilities,
     )
     components = _component_specs(app)
+    ctx = replace(ctx, components=tuple(components))
     _check_types(components)
     if app.spec.policies:
         first = app.spec.policies[0]
@@ -249,9 +265,12 @@ def transform(
     by_tier: dict[str, list[ComponentSpec]] = {tier: [] for tier in TIERS}
     for component in components:
         by_tier[_tier_of(component)].append(component)
+    # document-owned objects (generated sources) form the application bundle, ahead of every tier
+    documents: list[dict[str, Any]] = []
     objects: list[dict[str, Any]] = []
     for tier in TIERS:
         if by_tier[tier]:
-            objects.extend(_build_bundle(by_tier[tier], ctx))
+            objects.extend(_build_bundle(by_tier[tier], ctx, documents))
+    objects = documents + objects
     _enforce_pod_policy(objects, policy)
     return objects

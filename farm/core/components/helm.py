@@ -1,0 +1,546 @@
+"""helm: the role-named Helm component (seed 002, "helm", HelmRule).
+
+Under ``delivery: flux`` (the default) a helm component becomes one HelmRelease, carrying the
+component's traits, plus, for an inline source, a source object that belongs to the document:
+a HelmRepository for an ``http(s)://`` URL, an OCIRepository for ``oci://``, a GitRepository
+(``kind: GitRepository``) or a Bucket (``kind: Bucket``). The source is named
+``<document>-source-<first 10 hex of sha256(identity)>`` with the identity ``helm:<url>``,
+``oci:<url>:<version>``, ``git:<JSON of url and ref>`` or ``bucket:<JSON of provider, endpoint,
+bucketName, region, prefix>``; components of one document with one identity share it.
+
+``delivery: template`` renders the chart client-side, which needs the network and a Helm engine;
+the core is pure, so it is refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from farm.core.components import fluxsources as sources
+from farm.core.components.helmrelease import check_values, finish_spec, helmrelease_object
+from farm.core.errors import FieldError, PolicyRefusal
+from farm.core.fields import go_type_name
+from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.names import is_dns1123_subdomain
+from farm.core.policy import REFUSAL_EXPLICIT_SECRET, Policy
+from farm.core.registry import ComponentType
+
+PROPERTIES = (
+    "chart",
+    "version",
+    "delivery",
+    "source",
+    "values",
+    "valuesMode",
+    "valuesConfigMapName",
+    "secretValues",
+    "valuesSecretName",
+    "helmReleaseName",
+    "scopeOverrides",
+    "hookGroupNamePrefix",
+    "layoutKustomizationName",
+    "interval",
+    "releaseName",
+    "targetNamespace",
+    "driftDetection",
+    "install",
+    "upgrade",
+    "valuesFrom",
+)
+SOURCE_PROPERTIES = (
+    "url",
+    "kind",
+    "ref",
+    "endpoint",
+    "bucketName",
+    "provider",
+    "region",
+    "prefix",
+    "name",
+    "namespace",
+)
+FORWARDED = ("interval", "releaseName", "targetNamespace", "driftDetection", "install", "upgrade")
+SOURCE_KINDS = ("HelmRepository", "GitRepository", "Bucket", "OCIRepository", "HelmChart")
+CHART_REF_KINDS = ("OCIRepository", "HelmChart")
+GIT_REF_FIELDS = ("branch", "tag", "semver", "name", "commit")
+BUCKET_FIELDS = ("endpoint", "bucketName", "provider", "region", "prefix")
+BUCKET_PROVIDERS = ("generic", "aws", "gcp", "azure")
+VALUES_KEY = "values.json"
+
+
+def _fail(message: str) -> FieldError:
+    return FieldError(f"helm: {message}")
+
+
+@dataclass
+class Source:
+    """The chart's source: generated (``spec`` set) or referenced."""
+
+    kind: str
+    name: str
+    namespace: str = ""
+    spec: dict[str, Any] | None = None
+    identity: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- strict keys ----------------------------------------------------------------------------
+
+
+def _check_keys(props: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+    folded: dict[str, str] = {}
+    for key in props:
+        other = folded.get(key.lower())
+        if other is not None:
+            raise _fail(
+                f"{prefix}{other!s} and {prefix}{key}: two keys equal ignoring case name one field; write it once"
+            )
+        folded[key.lower()] = key
+    for key in props:
+        if key not in allowed:
+            raise _fail(f'unknown field "{prefix}{key}"')
+
+
+def _string(props: dict[str, Any], key: str, path: str) -> str:
+    value = props.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _fail(f"{path}: must be a string, got {go_type_name(value)}")
+    return value
+
+
+# --- the source -----------------------------------------------------------------------------
+
+
+def _check_no_userinfo(url: str) -> None:
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        raise _fail("source.url: not a valid URL (the URL is not repeated)") from None
+    if "@" in netloc:
+        raise _fail(
+            "source.url: a URL carrying a user or password is refused, since it is copied into the "
+            "output in plain text; put the credential in the secretRef of an authored helmrepository "
+            "or ocirepository component and reference it with source.name"
+        )
+
+
+def _inline_kind(url: str, kind: str) -> str:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if kind == "":
+        if scheme == "oci":
+            return "OCIRepository"
+        if scheme in ("http", "https"):
+            return "HelmRepository"
+        raise _fail("source.url: must be an http://, https:// or oci:// URL")
+    if kind == "HelmRepository" and scheme not in ("http", "https", "oci"):
+        raise _fail("source.url: a HelmRepository source takes an http:// or https:// URL")
+    if kind == "HelmRepository" and scheme == "oci":
+        return "OCIRepository"
+    if kind == "OCIRepository" and scheme != "oci":
+        raise _fail("source.url: an OCIRepository source takes an oci:// URL")
+    if kind == "HelmChart":
+        raise _fail("source.kind: HelmChart: a HelmChart source can only be referenced (source.name)")
+    return kind
+
+
+def _check_host_port(hostport: str, where: str) -> None:
+    host, colon, port = hostport.rpartition(":") if hostport.count(":") == 1 else (hostport, "", "")
+    if not host:
+        raise _fail(f"{where}: names no host")
+    if colon and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise _fail(f"{where}: port must be within 1-65535")
+
+
+def _git_source(src: dict[str, Any], url: str) -> tuple[dict[str, Any], str]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise _fail(
+            "source.url: an inline GitRepository takes an http:// or https:// URL "
+            "(an ssh:// repository needs credentials: author a gitrepository component and reference it)"
+        )
+    if "@" in parts.netloc or parts.query or parts.fragment or "?" in url or "#" in url:
+        raise _fail("source.url: an inline GitRepository URL is a host, an optional port and a path only")
+    _check_host_port(parts.netloc, "source.url")
+    if not parts.path.strip("/"):
+        raise _fail("source.url: an inline GitRepository URL must name a repository path")
+    ref = src.get("ref")
+    if not isinstance(ref, dict):
+        raise _fail(
+            "source.ref: an inline GitRepository needs exactly one of branch, tag, semver, name, commit"
+            + ("" if ref is None else f", got {go_type_name(ref)}")
+        )
+    _check_keys(ref, GIT_REF_FIELDS, "source.ref.")
+    present = [key for key in GIT_REF_FIELDS if key in ref and ref[key] is not None]
+    if len(present) != 1:
+        raise _fail(
+            "source.ref: an inline GitRepository needs exactly one of branch, tag, semver, name, commit, "
+            f"got {len(present)}"
+        )
+    value = _string(ref, present[0], f"source.ref.{present[0]}")
+    identity = sources.json_identity("git", {"url": url, present[0]: value})
+    return sources.git_repository_spec(url, {present[0]: value}), identity
+
+
+def _bucket_source(src: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    if src.get("url") is not None:
+        raise _fail("source.url: an inline Bucket takes endpoint and bucketName, not url")
+    fields = {key: _string(src, key, f"source.{key}") for key in BUCKET_FIELDS}
+    for key in ("endpoint", "bucketName"):
+        if not fields[key]:
+            raise _fail(f"source.{key}: required for an inline Bucket")
+    endpoint = fields["endpoint"]
+    hostport = endpoint
+    if "://" in endpoint:
+        parts = urlsplit(endpoint)
+        if parts.scheme != "https" or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+            raise _fail(
+                "source.endpoint: must be a host[:port] or an https:// URL of a host and port "
+                "(a non-TLS endpoint needs insecure: true, which only an authored bucket takes)"
+            )
+        hostport = parts.netloc
+    elif any(ch in endpoint for ch in "/@?#"):
+        raise _fail("source.endpoint: must be a host[:port] or an https:// URL of a host and port")
+    _check_host_port(hostport, "source.endpoint")
+    if fields["provider"] and fields["provider"] not in BUCKET_PROVIDERS:
+        raise _fail(
+            f"source.provider: must be one of {', '.join(BUCKET_PROVIDERS)}, got {fields['provider']!r}"
+        )
+    identity = sources.json_identity(
+        "bucket", {key: fields[key] for key in ("provider", "endpoint", "bucketName", "region", "prefix")}
+    )
+    return sources.bucket_spec(fields), identity
+
+
+def _refuse_misplaced(src: dict[str, Any], kind: str) -> None:
+    if src.get("ref") is not None and kind != "GitRepository":
+        raise _fail("source.ref: only an inline GitRepository takes ref")
+    if kind != "Bucket":
+        for key in BUCKET_FIELDS:
+            if src.get(key) is not None:
+                raise _fail(f"source.{key}: only an inline Bucket takes {key}")
+
+
+def _inline_source(src: dict[str, Any], version: str) -> Source:
+    if src.get("namespace") is not None:
+        raise _fail(
+            "source.namespace is only valid with a reference to an existing source (source.name and no "
+            "inline source); a generated source is created beside the HelmRelease"
+        )
+    kind = _string(src, "kind", "source.kind")
+    if kind == "Bucket":
+        _refuse_misplaced(src, kind)
+        spec, identity = _bucket_source(src)
+    else:
+        url = _string(src, "url", "source.url")
+        if not url:
+            raise _fail("source.url: required for an inline source")
+        if kind != "GitRepository":
+            _check_no_userinfo(url)
+            kind = _inline_kind(url, kind)
+        _refuse_misplaced(src, kind)
+        if kind == "GitRepository":
+            spec, identity = _git_source(src, url)
+        elif kind == "OCIRepository":
+            spec, identity = sources.oci_chart_repository_spec(url, version), f"oci:{url}:{version}"
+        else:
+            spec, identity = sources.helm_repository_spec(url), f"helm:{url}"
+    return Source(kind=kind, name="", spec=spec, identity=identity)
+
+
+def _parse_source(props: dict[str, Any]) -> Source:
+    src = props.get("source")
+    if src is None:
+        raise _fail("source: required (an inline url, an inline Bucket, or a reference by source.name)")
+    if not isinstance(src, dict):
+        raise _fail(f"source: must be an object, got {go_type_name(src)}")
+    _check_keys(src, SOURCE_PROPERTIES, "source.")
+    kind = _string(src, "kind", "source.kind")
+    if kind and kind not in SOURCE_KINDS:
+        raise _fail(f"source.kind: must be one of {', '.join(SOURCE_KINDS)}, got {kind!r}")
+    version = _string(props, "version", "version")
+    name = _string(src, "name", "source.name")
+    if src.get("url") is not None or kind == "Bucket":
+        source = _inline_source(src, version)
+        source.name = name
+        return source
+    if not name:
+        raise _fail("source: set url (an inline source) or name (a reference to an existing source)")
+    _refuse_misplaced(src, "")
+    return Source(
+        kind=kind or "HelmRepository", name=name, namespace=_string(src, "namespace", "source.namespace")
+    )
+
+
+# --- naming ---------------------------------------------------------------------------------
+
+
+def _check_source_name(name: str, component: ComponentSpec, ctx: BuildContext, authored: bool) -> None:
+    if not is_dns1123_subdomain(name):
+        raise _fail(f"source.name {name!r}: must be a DNS-1123 subdomain of at most 253 characters")
+    for other in ctx.components:
+        if other.name != name:
+            continue
+        if authored and other.name == component.name:
+            raise _fail(
+                f'source.name "{name}" is the component\'s own name; the generated source is a component '
+                "of the document too, so give it another name"
+            )
+        if authored:
+            raise _fail(
+                f'source.name "{name}" is the name of component "{other.name}" of the document; the '
+                "generated source is a component of the document too, so give it another name"
+            )
+        raise _fail(
+            f'the generated source would be named "{name}", the name of a {other.type} component of the '
+            "document; so rename that component, name the source with source.name, or have the Naming "
+            'hook return another name for role "helm-source"'
+        )
+
+
+def _resolve_source_name(source: Source, component: ComponentSpec, ctx: BuildContext) -> None:
+    authored = bool(source.name)
+    if not authored:
+        source.name = sources.generated_source_name(ctx.app_name, source.identity)
+    _check_source_name(source.name, component, ctx, authored)
+
+
+# --- values ---------------------------------------------------------------------------------
+
+
+def _go_json(value: Any) -> str:
+    """Indented JSON with sorted keys, as Go's json.MarshalIndent writes a map (HTML-escaped)."""
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _values_name(component: str, kind: str, text: str) -> str:
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    return sources.shorten_name_with_suffix(component, f"-{kind}-{digest}")
+
+
+def _shared_paths(values: dict[str, Any], secret: dict[str, Any], prefix: str = "") -> None:
+    for key, secret_value in secret.items():
+        if key not in values:
+            continue
+        path = prefix + (key or '""')
+        if isinstance(values[key], dict) and isinstance(secret_value, dict):
+            _shared_paths(values[key], secret_value, path + ".")
+        else:
+            raise _fail(
+                f"{path} is set in both values and secretValues; a path may be set in only one of them."
+            )
+
+
+def _nested_global(tree: dict[str, Any], prefix: str = "") -> None:
+    for key, value in tree.items():
+        if prefix and key == "global":
+            raise _fail(
+                f"secretValues: {prefix}{key}: a key named global is allowed only at the top level, since Helm "
+                "reads <dependency>.global as that dependency's globals; put a sensitive global under the "
+                "top-level global"
+            )
+        if isinstance(value, dict):
+            _nested_global(value, f"{prefix}{key}.")
+
+
+def _optional_object(props: dict[str, Any], key: str) -> dict[str, Any]:
+    value = props.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(f"{key}: must be a JSON object, got {go_type_name(value)}")
+    try:
+        return check_values(value, key)
+    except FieldError as exc:
+        raise _fail(exc.message) from None
+
+
+def _values_object(kind: str, name: str, namespace: str, component: str, text: str) -> dict[str, Any]:
+    metadata = {"name": name, "namespace": namespace, "labels": {"app": component}}
+    if kind == "ConfigMap":
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {VALUES_KEY: text}}
+    encoded = base64.b64encode(text.encode()).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata,
+        "data": {VALUES_KEY: encoded},
+        "type": "Opaque",
+    }
+
+
+def _values_setup(
+    props: dict[str, Any], component: ComponentSpec, ctx: BuildContext, policy: Policy
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Inline values (or None), the valuesFrom entries the rule prepends, and the values
+    ConfigMap / Secret it emits."""
+    values = _optional_object(props, "values")
+    secret_values = _optional_object(props, "secretValues")
+    mode = props.get("valuesMode")
+    if mode not in (None, "inline", "configMap"):
+        raise _fail(f'valuesMode: must be "inline" or "configMap", got {mode!r}')
+    cm_name = _string(props, "valuesConfigMapName", "valuesConfigMapName")
+    secret_name = _string(props, "valuesSecretName", "valuesSecretName")
+    if cm_name and (mode != "configMap" or not values):
+        raise _fail("valuesConfigMapName names nothing: it needs valuesMode: configMap and non-empty values")
+    if secret_name and not secret_values:
+        raise _fail("valuesSecretName names nothing: it needs non-empty secretValues")
+    if secret_values:
+        _nested_global(secret_values)
+        _shared_paths(values, secret_values)
+        if not policy.explicit_secrets_allowed:
+            raise PolicyRefusal(
+                "helm: secretValues is set and the environment policy forbids explicit secrets; name a "
+                "Secret created out of band in valuesFrom instead",
+                REFUSAL_EXPLICIT_SECRET,
+            )
+    entries: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []
+    for kind, tree, suffix, name in (
+        ("ConfigMap", values if mode == "configMap" else {}, "values", cm_name),
+        ("Secret", secret_values, "secret-values", secret_name),
+    ):
+        if not tree:
+            continue
+        text = _go_json(tree)
+        if name and not is_dns1123_subdomain(name):
+            raise _fail(f"{suffix} name {name!r}: must be a DNS-1123 subdomain of at most 253 characters")
+        name = name or _values_name(component.name, suffix, text)
+        entries.append({"kind": kind, "name": name, "valuesKey": VALUES_KEY})
+        objects.append(_values_object(kind, name, ctx.namespace, component.name, text))
+    inline = values if values and mode != "configMap" else None
+    return inline, entries, objects
+
+
+# --- the release ----------------------------------------------------------------------------
+
+
+def _chart_fields(props: dict[str, Any], source: Source, generated: bool) -> dict[str, Any]:
+    chart = _string(props, "chart", "chart")
+    version = _string(props, "version", "version")
+    ref = {"kind": source.kind, "name": source.name}
+    if source.namespace:
+        ref["namespace"] = source.namespace
+    if source.kind in CHART_REF_KINDS:
+        if chart:
+            raise _fail(f"chart: not used with an {source.kind} source, whose artifact is the chart")
+        if version and not generated:
+            raise _fail(f"version: a referenced {source.kind} source pins its own version")
+        return {"chartRef": ref}
+    if not chart:
+        what = (
+            "the chart name"
+            if source.kind == "HelmRepository"
+            else "the chart's path in the fetched artifact"
+        )
+        raise _fail(f"chart: required with a {source.kind} source ({what})")
+    spec: dict[str, Any] = {"chart": chart, "sourceRef": ref}
+    if source.kind in ("GitRepository", "Bucket"):
+        if version:
+            raise _fail(
+                f"version: Flux reads the chart of a {source.kind} source at the fetched revision and ignores version"
+            )
+        spec["reconcileStrategy"] = "Revision"
+    elif version:
+        spec["version"] = version
+    return {"chart": {"spec": spec}}
+
+
+def _check_delivery(props: dict[str, Any]) -> None:
+    delivery = props.get("delivery")
+    if delivery in (None, "flux"):
+        pass
+    elif delivery == "native":
+        raise _fail("delivery: native is no longer supported; use delivery: flux")
+    elif delivery == "template":
+        raise _fail(
+            "delivery: template renders the chart client-side, which fetches it over the network and needs "
+            "a Helm engine; this build's core is pure (no network), so use delivery: flux"
+        )
+    else:
+        raise _fail(f'delivery: must be "flux" or "template", got {delivery!r}')
+    if props.get("scopeOverrides") is not None:
+        raise _fail("delivery: flux does not support scopeOverrides (only a client-side render reads it)")
+    for key in ("hookGroupNamePrefix", "layoutKustomizationName"):
+        if props.get(key) is not None:
+            raise _fail(
+                f"{key}: only delivery: template takes it; a HelmRelease has no layout of its own to name"
+            )
+
+
+def _release_name(props: dict[str, Any], component: ComponentSpec) -> str:
+    name = _string(props, "helmReleaseName", "helmReleaseName")
+    if name and not is_dns1123_subdomain(name):
+        raise _fail(f"helmReleaseName {name!r}: must be a DNS-1123 subdomain of at most 253 characters")
+    return name or component.name
+
+
+def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
+    props = component.properties
+    _check_keys(props, PROPERTIES, "")
+    _check_delivery(props)
+    source = _parse_source(props)
+    generated = source.spec is not None
+    if generated:
+        _resolve_source_name(source, component, ctx)
+        _check_source_policy(ctx.policy, source)
+    inline_values, prepended, values_objects = _values_setup(props, component, ctx, ctx.policy)
+    spec: dict[str, Any] = {key: props[key] for key in FORWARDED if props.get(key) is not None}
+    spec.update(_chart_fields(props, source, generated))
+    if inline_values is not None:
+        spec["values"] = inline_values
+    authored_from = props.get("valuesFrom")
+    if authored_from is not None and not isinstance(authored_from, list):
+        raise _fail(f"valuesFrom: must be a list, got {go_type_name(authored_from)}")
+    if prepended or authored_from:
+        spec["valuesFrom"] = prepended + list(authored_from or [])
+    try:
+        spec = finish_spec(spec)
+    except FieldError as exc:
+        raise _fail(exc.message) from None
+    release = helmrelease_object(_release_name(props, component), ctx.namespace, spec, component.name)
+    document_objects = []
+    if generated:
+        document_objects.append(
+            sources.source_object(source.kind, source.name, ctx.namespace, source.spec or {})
+        )
+    return Generated(objects=[release, *values_objects], document_objects=document_objects)
+
+
+def _check_source_policy(policy: Policy, source: Source) -> None:
+    spec = source.spec or {}
+    where = f"helm: source ({source.kind})"
+    if source.kind == "Bucket":
+        endpoint = spec.get("endpoint", "")
+        host = urlsplit(endpoint).netloc if "://" in endpoint else endpoint
+        if spec.get("provider") == "gcp":
+            host = "storage.googleapis.com"
+        sources.check_allowed_host(policy, host, where)
+        return
+    url = spec.get("url", "")
+    if url.startswith("oci://"):
+        sources.check_oci_registry_named(policy, url, where)
+    sources.check_allowed_host(policy, sources.url_host(url), where)
+
+
+HANDLER = ComponentType(
+    name="helm",
+    build=build,
+    emits=(
+        "helm.toolkit.fluxcd.io/v2 HelmRelease",
+        "source.toolkit.fluxcd.io/v1 HelmRepository",
+        "source.toolkit.fluxcd.io/v1 OCIRepository",
+        "source.toolkit.fluxcd.io/v1 GitRepository",
+        "source.toolkit.fluxcd.io/v1 Bucket",
+        "v1 ConfigMap",
+        "v1 Secret",
+    ),
+    decode="lowering rule (hand-written, strict keys)",
+)
