@@ -74,6 +74,7 @@ COMPONENT_TYPES: dict[str, str] = {
     # --- rbac, storage, scheduling, admission kinds ---
     # --- monitoring kinds ---
     # --- flux, helm and oci ---
+    "helm": "farm.core.components.helm:HANDLER",
     # --- cloudnative-pg and postgresql ---
     # --- volsync kinds ---
     # --- raw objects (passthrough, manifests, crd) ---
