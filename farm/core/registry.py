@@ -61,7 +61,16 @@ class TraitType:
 
 COMPONENT_TYPES: dict[str, str] = {
     # --- workloads (farm/core/components) ---
+    "deployment": "farm.core.components.deployment:HANDLER",
+    "pod": "farm.core.components.podkinds:POD",
+    "podtemplate": "farm.core.components.podkinds:PODTEMPLATE",
+    "replicaset": "farm.core.components.podkinds:REPLICASET",
+    "replicationcontroller": "farm.core.components.podkinds:REPLICATIONCONTROLLER",
+    "webservice": "farm.core.components.roles:WEBSERVICE",
+    "worker": "farm.core.components.roles:WORKER",
     # --- core objects ---
+    "service": "farm.core.components.service:HANDLER",
+    "serviceaccount": "farm.core.components.serviceaccount:HANDLER",
     # --- networking and Gateway API kinds ---
     "endpointslice": "farm.core.components.networking:ENDPOINT_SLICE",
     "ingress": "farm.core.components.networking:INGRESS",
@@ -76,6 +85,8 @@ COMPONENT_TYPES: dict[str, str] = {
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
     # --- cloudnative-pg and postgresql ---
+    "cnpg-database": "farm.core.components.cnpg_database:HANDLER",
+    "postgresql": "farm.core.components.postgresql:HANDLER",
     # --- volsync kinds ---
     # --- raw objects (passthrough, manifests, crd) ---
 }
