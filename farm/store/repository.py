@@ -33,8 +33,9 @@ def insert_ignoring_conflict(session: Session, model: type[Base], values: dict[s
         statement = sqlite.insert(table).values(**values).on_conflict_do_nothing()
     else:
         raise RuntimeError(f"unsupported database dialect {dialect!r}")
-    result = session.execute(statement)
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    # RETURNING says whether a row went in; rowcount is not reliable for ON CONFLICT on every driver.
+    inserted = session.execute(statement.returning(*table.primary_key.columns)).first()
+    return inserted is not None
 
 
 def _state_values(states: Iterable[JobState | str]) -> list[str]:
@@ -150,3 +151,16 @@ def sync_signer_trust(session: Session, trusted: TrustedSigners) -> None:
 
 def jobs_of_run(session: Session, run_id: str) -> list[RenderJob]:
     return list(session.scalars(select(RenderJob).where(RenderJob.run_id == run_id).order_by(RenderJob.id)))
+
+
+def release_job(session: Session, job_id: str, *, worker: str) -> bool:
+    """running → queued, only if ``worker`` holds the claim (an infrastructure error, to retry)."""
+    statement = (
+        update(RenderJob)
+        .where(
+            RenderJob.id == job_id, RenderJob.state == JobState.RUNNING.value, RenderJob.claimed_by == worker
+        )
+        .values(state=JobState.QUEUED.value, claimed_by=None, queued_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return session.execute(statement).rowcount == 1  # type: ignore[attr-defined]
