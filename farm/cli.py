@@ -21,7 +21,7 @@ def _root() -> None:
 
 
 # Modules under farm/commands that expose register(app). Adding a command group adds one name.
-COMMAND_MODULES = ["build", "db", "keys", "verify", "gc", "kinds"]
+COMMAND_MODULES = ["build", "db", "keys", "verify", "gc", "kinds", "run", "workers"]
 
 
 def _register_commands() -> None:

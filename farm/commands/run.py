@@ -1,0 +1,188 @@
+"""``farm run``, ``farm runs``, ``farm status``, ``farm diff`` and ``farm output``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from farm.catalog import CatalogError
+from farm.evidence.keys import load_configured_signer
+from farm.scheduler.executors import enqueue_celery, run_local
+from farm.scheduler.progress import RunSummary, run_summary
+from farm.scheduler.service import (
+    diff_runs,
+    latest_output,
+    plan_catalog,
+    prepare_database,
+    recent_runs,
+    unified_output_diff,
+)
+from farm.settings import load_settings
+from farm.store.context import Storage, open_storage
+
+err = Console(stderr=True)
+
+
+def _open() -> Storage:
+    storage = open_storage(load_settings())
+    prepare_database(storage)
+    return storage
+
+
+def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(summary.as_json(), sort_keys=True))
+        return
+    counts = summary.counts
+    echo = typer.echo
+    echo(f"run {summary.run_id}: {summary.state}")
+    echo(
+        f"  rendered {counts.get('succeeded', 0)}, cached {counts.get('cached', 0)}, "
+        f"failed {counts.get('failed', 0)}, open {summary.total - summary.done} of {summary.total} targets"
+    )
+    for code, failures in sorted(summary.failures.items()):
+        echo(f"  failed with {code}: {len(failures)}")
+        for failure in failures[:5]:
+            echo(f"    {failure['application']}/{failure['cluster']}: {failure['message']}")
+        if len(failures) > 5:
+            echo(f"    … and {len(failures) - 5} more (farm status {summary.run_id} --json)")
+    echo(f"  outputs in {storage.objects.describe()} (farm output APP CLUSTER prints one)")
+
+
+def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
+    summary = run_summary(storage, run_id)
+    with Progress(
+        TextColumn("rendering"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show,
+    ) as progress:
+        task = progress.add_task("run", total=summary.total, completed=summary.done)
+        while summary.done < summary.total:
+            time.sleep(poll)
+            summary = run_summary(storage, run_id)
+            progress.update(task, completed=summary.done)
+    return run_summary(storage, run_id)
+
+
+def run_command(
+    catalog: Path = typer.Argument(..., help="catalog folder holding fleet.yaml"),
+    executor: str = typer.Option(
+        None, "--executor", help="local (process pool) or celery; default from FARM_EXECUTOR"
+    ),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="wait for every job to finish"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+    processes: int = typer.Option(
+        0, "--processes", help="local executor: worker processes (default: every core)"
+    ),
+) -> None:
+    """Render every target of a catalog: cache hits are recorded, the rest executed."""
+    settings = load_settings()
+    chosen = executor or ("celery" if settings.broker_url else settings.executor)
+    if chosen not in ("local", "celery"):
+        err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
+        raise typer.Exit(2)
+    storage = _open()
+    load_configured_signer(settings)  # the embedded key is generated before workers start
+    try:
+        snapshot, planned = plan_catalog(storage, catalog)
+    except CatalogError as exc:
+        for problem in exc.problems:
+            err.print(f"Error: {problem}", markup=False)
+        raise typer.Exit(1) from None
+    for problem in snapshot.problems:
+        err.print(f"warning: {problem.message}", markup=False)
+    show = not as_json and sys.stderr.isatty()
+    if chosen == "local":
+        run_local(settings, planned.queued, processes=processes or None)
+    else:
+        enqueue_celery(planned.queued)
+        if not wait:
+            _print_summary(run_summary(storage, planned.run_id), storage, as_json)
+            return
+    summary = _wait_with_progress(storage, planned.run_id, show)
+    _print_summary(summary, storage, as_json)
+    if summary.counts.get("failed"):
+        raise typer.Exit(1)
+
+
+def runs_command(limit: int = typer.Option(20, "--limit")) -> None:
+    """List the most recent runs."""
+    storage = _open()
+    table = Table("run", "created", "state", "snapshot")
+    for run in recent_runs(storage, limit):
+        table.add_row(
+            run.id, run.created_at.isoformat(timespec="seconds"), run.state, run.snapshot_digest[:12]
+        )
+    Console().print(table)
+
+
+def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Show one run: counts by job state and failures by error code."""
+    storage = _open()
+    try:
+        summary = run_summary(storage, run_id)
+    except LookupError as exc:
+        err.print(f"Error: {exc}")
+        raise typer.Exit(1) from None
+    _print_summary(summary, storage, as_json)
+
+
+def diff_command(
+    run_a: str,
+    run_b: str,
+    unified: bool = typer.Option(False, "--unified", "-u", help="print a unified diff of changed outputs"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Targets added, removed and changed between two runs."""
+    storage = _open()
+    try:
+        diff = diff_runs(storage, run_a, run_b)
+    except LookupError as exc:
+        err.print(f"Error: {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        payload = {
+            key: [f"{a}/{c}" for a, c in getattr(diff, key)] for key in ("added", "removed", "changed")
+        }
+        typer.echo(json.dumps(payload | {"unchanged": diff.unchanged}, sort_keys=True))
+        return
+    for label, targets in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
+        for app, cluster in targets:
+            typer.echo(f"{label:8} {app}/{cluster}")
+    typer.echo(f"{diff.unchanged} unchanged")
+    if unified:
+        for target in diff.changed:
+            typer.echo(unified_output_diff(storage, run_a, run_b, target), nl=False)
+
+
+def output_command(
+    target: str = typer.Argument(..., help="APPLICATION/CLUSTER"),
+) -> None:
+    """Print the latest output of one target."""
+    application, sep, cluster = target.partition("/")
+    if not sep or not application or not cluster:
+        err.print(f"Error: target: expected APPLICATION/CLUSTER, got {target!r}")
+        raise typer.Exit(2)
+    storage = _open()
+    try:
+        sys.stdout.buffer.write(latest_output(storage, application, cluster))
+    except LookupError as exc:
+        err.print(f"Error: {exc}")
+        raise typer.Exit(1) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("runs")(runs_command)
+    app.command("status")(status_command)
+    app.command("diff")(diff_command)
+    app.command("output")(output_command)

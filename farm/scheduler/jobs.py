@@ -1,0 +1,140 @@
+"""Running one job: claim it, read its documents from the snapshot, render, sign, store, finish.
+
+``run_job`` is the only way anything in the farm renders (the CLI's run, the local executor and
+the Celery task all call it). Errors of the render are values of the job: a bad application fails
+its own job with the core's stable error code and message. Infrastructure errors (database,
+object storage) release the claim and propagate so the caller can retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from farm.core.errors import CoreError
+from farm.core.render import render
+from farm.evidence.keys import Signer
+from farm.evidence.provenance import RenderProvenance, action_key
+from farm.scheduler.keys import documents_inputs
+from farm.scheduler.progress import finalize_run_if_done
+from farm.scheduler.snapshots import TargetDocuments, target_documents
+from farm.store import models
+from farm.store.context import Storage
+from farm.store.db import session_scope
+from farm.store.models import JobState
+from farm.store.outputs import NondeterministicOutputError, store_output
+from farm.store.repository import claim_job, finish_job, release_job
+
+log = logging.getLogger(__name__)
+
+FORGED_ACTION_KEY = "action_key_mismatch"
+INTERNAL_ERROR = "internal_error"
+NONDETERMINISTIC = "nondeterministic_output"
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    job_id: str
+    state: str  # succeeded, failed, or "skipped" when another worker holds or finished it
+    error_code: str | None = None
+    output_digest: str | None = None
+
+
+def _claim(storage: Storage, job_id: str, worker: str) -> models.RenderJob | None:
+    with session_scope(storage.sessions) as session:
+        if not claim_job(session, job_id, worker=worker):
+            return None
+        job = session.get(models.RenderJob, job_id)
+        assert job is not None
+        run = session.get(models.FleetRun, job.run_id)
+        assert run is not None
+        session.expunge(job)
+        job.snapshot_digest = run.snapshot_digest  # type: ignore[attr-defined]
+        return job
+
+
+def _finish(storage: Storage, job: models.RenderJob, worker: str, **fields) -> None:
+    with session_scope(storage.sessions) as session:
+        finish_job(session, job.id, worker=worker, **fields)
+    finalize_run_if_done(storage, job.run_id)
+
+
+def _render(documents: TargetDocuments) -> bytes:
+    return render(
+        documents.app_yaml,
+        documents.profile_yaml,
+        package=documents.package_yaml,
+        values=documents.values_yaml,
+        namespace=documents.namespace,
+        app_source=f"{documents.application}/app.yaml",
+        profile_source=f"{documents.cluster}.yaml",
+        values_source=f"{documents.application}/values.yaml",
+        package_source=f"{documents.application}/kurel.yaml",
+    ).manifests
+
+
+def run_job(
+    storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_action_key: str | None = None
+) -> JobOutcome:
+    job = _claim(storage, job_id, worker)
+    if job is None:
+        return JobOutcome(job_id, "skipped")
+    try:
+        return _execute(storage, signer, job, worker, expected_action_key)
+    except CoreError:
+        raise  # handled inside _execute; never reaches here
+    except Exception:
+        with session_scope(storage.sessions) as session:
+            release_job(session, job.id, worker=worker)
+        raise
+
+
+def _fail(storage: Storage, job: models.RenderJob, worker: str, code: str, message: str) -> JobOutcome:
+    _finish(storage, job, worker, state=JobState.FAILED, error_code=code, error_message=message)
+    return JobOutcome(job.id, JobState.FAILED.value, error_code=code)
+
+
+def _execute(
+    storage: Storage, signer: Signer, job: models.RenderJob, worker: str, expected_action_key: str | None
+) -> JobOutcome:
+    with session_scope(storage.sessions) as session:
+        documents = target_documents(
+            session,
+            storage.objects,
+            job.snapshot_digest,
+            job.application,
+            job.cluster_profile,  # type: ignore[attr-defined]
+        )
+    inputs = documents_inputs(documents)
+    key = action_key(inputs)
+    if key != job.action_key or (expected_action_key is not None and expected_action_key != job.action_key):
+        message = f"the job's inputs have action key {key}, the job was planned as {job.action_key}" + (
+            f" and the message expected {expected_action_key}" if expected_action_key else ""
+        )
+        return _fail(storage, job, worker, FORGED_ACTION_KEY, message)
+    try:
+        manifests = _render(documents)
+    except CoreError as exc:
+        return _fail(storage, job, worker, exc.code, exc.message)
+    except Exception as exc:  # a handler bug fails its own job, never the run
+        log.exception("render of job %s crashed", job.id)
+        return _fail(storage, job, worker, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+    provenance = RenderProvenance(
+        inputs=inputs,
+        application=job.application,
+        cluster_profile=job.cluster_profile,
+        catalog_snapshot=job.snapshot_digest,  # type: ignore[attr-defined]
+        job_id=job.id,
+    )
+    try:
+        with session_scope(storage.sessions) as session:
+            record = store_output(
+                session, storage.objects, signer, manifests=manifests, action_key=key, provenance=provenance
+            )
+            finish_job(
+                session, job.id, worker=worker, state=JobState.SUCCEEDED, output_digest=record.output_digest
+            )
+    except NondeterministicOutputError as exc:
+        return _fail(storage, job, worker, NONDETERMINISTIC, str(exc))
+    finalize_run_if_done(storage, job.run_id)
+    return JobOutcome(job.id, JobState.SUCCEEDED.value, output_digest=record.output_digest)

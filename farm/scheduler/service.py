@@ -1,0 +1,107 @@
+"""The fleet runner's entry points used by the CLI and the API: run, list, diff, output."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import desc, select
+
+from farm.catalog import CatalogSnapshot, load_catalog
+from farm.scheduler.planner import PlannedRun, plan_run
+from farm.store import models
+from farm.store.context import Storage
+from farm.store.db import session_scope
+from farm.store.migrate import upgrade
+
+
+def prepare_database(storage: Storage) -> None:
+    """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`."""
+    if storage.settings.database_url.startswith("sqlite"):
+        upgrade(storage.settings.database_url)
+
+
+def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
+    snapshot = load_catalog(catalog)
+    return snapshot, plan_run(storage, snapshot, source=str(Path(catalog).resolve()))
+
+
+@dataclass(frozen=True)
+class TargetOutput:
+    application: str
+    cluster: str
+    state: str
+    output_digest: str | None
+
+
+def run_outputs(storage: Storage, run_id: str) -> dict[tuple[str, str], TargetOutput]:
+    with session_scope(storage.sessions) as session:
+        if session.get(models.FleetRun, run_id) is None:
+            raise LookupError(f"run {run_id} does not exist")
+        rows = session.execute(
+            select(
+                models.RenderJob.application,
+                models.RenderJob.cluster_profile,
+                models.RenderJob.state,
+                models.RenderJob.output_digest,
+            ).where(models.RenderJob.run_id == run_id)
+        )
+        return {(a, c): TargetOutput(a, c, s, d) for a, c, s, d in rows}
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    added: list[tuple[str, str]]
+    removed: list[tuple[str, str]]
+    changed: list[tuple[str, str]]
+    unchanged: int
+
+
+def diff_runs(storage: Storage, run_a: str, run_b: str) -> RunDiff:
+    before, after = run_outputs(storage, run_a), run_outputs(storage, run_b)
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    common = sorted(set(before) & set(after))
+    changed = [
+        t
+        for t in common
+        if before[t].output_digest != after[t].output_digest or before[t].state != after[t].state
+    ]
+    return RunDiff(added, removed, changed, len(common) - len(changed))
+
+
+def unified_output_diff(storage: Storage, run_a: str, run_b: str, target: tuple[str, str]) -> str:
+    before, after = run_outputs(storage, run_a)[target], run_outputs(storage, run_b)[target]
+
+    def text(output: TargetOutput) -> list[str]:
+        if output.output_digest is None:
+            return []
+        return storage.objects.get(output.output_digest).decode().splitlines(keepends=True)
+
+    name = f"{target[0]}/{target[1]}"
+    return "".join(difflib.unified_diff(text(before), text(after), f"{run_a}/{name}", f"{run_b}/{name}"))
+
+
+def latest_output(storage: Storage, application: str, cluster: str) -> bytes:
+    with session_scope(storage.sessions) as session:
+        digest = session.scalar(
+            select(models.RenderJob.output_digest)
+            .where(
+                models.RenderJob.application == application,
+                models.RenderJob.cluster_profile == cluster,
+                models.RenderJob.output_digest.is_not(None),
+            )
+            .order_by(desc(models.RenderJob.finished_at), desc(models.RenderJob.created_at))
+            .limit(1)
+        )
+    if digest is None:
+        raise LookupError(f"no output for target {application}/{cluster}")
+    return storage.objects.get(digest)
+
+
+def recent_runs(storage: Storage, limit: int = 20) -> list[models.FleetRun]:
+    with session_scope(storage.sessions) as session:
+        return list(
+            session.scalars(select(models.FleetRun).order_by(desc(models.FleetRun.created_at)).limit(limit))
+        )

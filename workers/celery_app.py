@@ -1,0 +1,39 @@
+"""The Celery application: Redis broker, at-least-once delivery, one task per job id.
+
+- ``acks_late`` + ``reject_on_worker_lost``: a message is acknowledged only after the job ran, so
+  a worker killed mid-job leaves the message to be redelivered;
+- prefetch 1: a worker holds one message at a time, so a dead worker strands at most one job;
+- results are not stored: completion is counted in SQL;
+- beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from farm.settings import load_settings
+
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+
+
+def make_celery() -> Celery:
+    settings = load_settings()
+    app = Celery("farm", broker=settings.broker_url or DEFAULT_BROKER, include=["workers.tasks"])
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"visibility_timeout": 3600},
+        worker_hijack_root_logger=False,
+        beat_schedule={
+            "reconcile-stale-jobs": {"task": "farm.reconcile", "schedule": 60.0},
+        },
+    )
+    return app
+
+
+app = make_celery()

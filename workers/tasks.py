@@ -1,0 +1,60 @@
+"""Thin Celery tasks: each reads ids from its message and calls into farm/."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from botocore.exceptions import BotoCoreError, ClientError
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from farm.evidence.keys import Signer, load_configured_signer
+from farm.scheduler.executors import worker_name
+from farm.scheduler.jobs import run_job
+from farm.scheduler.reconcile import reconcile
+from farm.store.context import Storage, open_storage
+from farm.store.objects import ObjectStoreError
+from workers.celery_app import app
+
+INFRASTRUCTURE_ERRORS = (
+    OperationalError,
+    DBAPIError,
+    ObjectStoreError,
+    BotoCoreError,
+    ClientError,
+    ConnectionError,
+)
+
+
+@cache
+def _storage() -> Storage:
+    return open_storage()
+
+
+@cache
+def _signer() -> Signer:
+    return load_configured_signer(_storage().settings)
+
+
+@app.task(
+    name="farm.render_job",
+    autoretry_for=INFRASTRUCTURE_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def render_job(job_id: str, action_key: str) -> str:
+    """Run one job. The message carries the job id and the action key it expects, nothing else."""
+    outcome = run_job(
+        _storage(), _signer(), job_id, worker=worker_name("celery"), expected_action_key=action_key
+    )
+    return outcome.state
+
+
+@app.task(name="farm.reconcile")
+def reconcile_stale_jobs() -> int:
+    def send(jobs: list[tuple[str, str]]) -> None:
+        for job_id, key in jobs:
+            render_job.apply_async(args=(job_id, key))
+
+    return reconcile(_storage(), send)
