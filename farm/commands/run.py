@@ -117,12 +117,9 @@ def run_command(
 def runs_command(limit: int = typer.Option(20, "--limit")) -> None:
     """List the most recent runs."""
     storage = _open()
-    table = Table("run", "created", "state", "snapshot")
     for run in recent_runs(storage, limit):
-        table.add_row(
-            run.id, run.created_at.isoformat(timespec="seconds"), run.state, run.snapshot_digest[:12]
-        )
-    Console().print(table)
+        created = run.created_at.isoformat(timespec="seconds")
+        typer.echo(f"{run.id}  {created}  {run.state:24}  snapshot {run.snapshot_digest[:12]}")
 
 
 def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
