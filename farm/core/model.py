@@ -80,6 +80,6 @@ def pod_template_of(obj: dict[str, Any]) -> dict[str, Any] | None:
 
 def pod_spec_of(obj: dict[str, Any]) -> dict[str, Any] | None:
     template = pod_template_of(obj)
-    if template is None:
+    if not isinstance(template, dict):  # a spec field named template that is no pod template
         return None
     return template.get("spec")

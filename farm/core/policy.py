@@ -51,6 +51,7 @@ class Policy:
     max_cpu: str | None = None
     max_memory: str | None = None
     max_storage: str | None = None
+    default_storage: str | None = None  # the policy default storage size (postgresql, cnpg-cluster)
     default_cpu_request: str | None = None
     default_memory_request: str | None = None
     default_cpu_limit: str | None = None

@@ -1,0 +1,268 @@
+"""postgresql and the CloudNativePG kinds: policy, naming and refusal rules no golden case holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from farm.core import yamlio
+from farm.core.errors import CoreError, PolicyRefusal
+from farm.core.policy import REFUSAL_REGISTRY, REFUSAL_REPLICA_MAXIMUM, REFUSAL_STORAGE_MAXIMUM, Policy
+from farm.core.render import render
+
+PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: test-cluster
+spec:
+  capabilities: {}
+"""
+
+
+def _app(component_type: str, properties: str, name: str = "db") -> bytes:
+    body = "\n".join("      " + line for line in properties.strip().splitlines())
+    return (
+        "apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata:\n  name: app\nspec:\n"
+        f"  components:\n  - name: {name}\n    type: {component_type}\n    properties:\n{body}\n"
+    ).encode()
+
+
+def _objects(component_type: str, properties: str, policy: Policy | None = None) -> list[dict]:
+    rendered = render(_app(component_type, properties), PROFILE, policy=policy or Policy())
+    return list(rendered.objects)
+
+
+def _error(component_type: str, properties: str, policy: Policy | None = None) -> CoreError:
+    with pytest.raises(CoreError) as caught:
+        _objects(component_type, properties, policy)
+    return caught.value
+
+
+# --- postgresql: the post-policy step -------------------------------------------------------------
+
+
+def test_storage_fallback_is_held_to_the_policy_maximum() -> None:
+    error = _error("postgresql", "version: '16'", Policy(max_storage="512Mi"))
+    assert isinstance(error, PolicyRefusal)
+    assert error.refusal_class == REFUSAL_STORAGE_MAXIMUM
+    assert error.message == 'component "db": storageSize "1Gi" exceeds enforced maximum "512Mi"'
+
+
+def test_storage_fallback_under_the_maximum_builds() -> None:
+    cluster = _objects("postgresql", "version: '16'", Policy(max_storage="2Gi"))[0]
+    assert cluster["spec"]["storage"] == {"size": "1Gi"}
+
+
+def test_authored_storage_over_the_maximum_is_refused_under_the_cluster_field() -> None:
+    error = _error("postgresql", "storageSize: 4Gi", Policy(max_storage="2Gi"))
+    assert error.message == 'component "db": storage.size "4Gi" exceeds enforced maximum "2Gi"'
+
+
+def test_policy_default_storage_wins_over_the_fallback_and_loses_to_authored() -> None:
+    policy = Policy(default_storage="3Gi")
+    assert _objects("postgresql", "version: '16'", policy)[0]["spec"]["storage"] == {"size": "3Gi"}
+    assert _objects("postgresql", "storageSize: 7Gi", policy)[0]["spec"]["storage"] == {"size": "7Gi"}
+
+
+def test_invalid_policy_default_storage_is_refused() -> None:
+    error = _error("postgresql", "version: '16'", Policy(default_storage="lots"))
+    assert error.message == 'component "db": policy default for storage.size: invalid quantity "lots"'
+
+
+def test_non_positive_storage_is_refused() -> None:
+    assert _error("postgresql", "storageSize: '0'").message == (
+        'component "db": storageSize: quantity must be positive, got "0"'
+    )
+
+
+def test_enable_pdb_follows_the_policy_default_instance_count() -> None:
+    spec = _objects("postgresql", "version: '16'", Policy(default_replicas=3))[0]["spec"]
+    assert (spec["instances"], spec["enablePDB"]) == (3, True)
+
+
+def test_policy_default_of_zero_instances_is_refused() -> None:
+    error = _error("postgresql", "version: '16'", Policy(default_replicas=0))
+    assert error.message == 'component "db": instances: must be >= 1, got 0 from the policy default'
+
+
+def test_authored_zero_replicas_is_refused() -> None:
+    assert _error("postgresql", "replicas: 0").message == 'component "db": replicas: must be >= 1, got 0'
+
+
+def test_instances_over_the_replica_maximum_is_refused() -> None:
+    error = _error("postgresql", "replicas: 5", Policy(max_replicas=3))
+    assert isinstance(error, PolicyRefusal) and error.refusal_class == REFUSAL_REPLICA_MAXIMUM
+
+
+def test_resources_take_policy_defaults_and_are_checked() -> None:
+    spec = _objects("postgresql", "version: '16'", Policy(default_cpu_request="250m"))[0]["spec"]
+    assert spec["resources"] == {"requests": {"cpu": "250m"}}
+    error = _error("postgresql", "resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}")
+    assert error.message == 'component "db": resources: cpu: request 2 must not exceed limit 1'
+    error = _error("postgresql", "resources: {limits: {hugepages-2Mi: 1Gi}}")
+    assert error.message == 'component "db": resources: hugepages require cpu or memory in requests or limits'
+
+
+# --- postgresql: images and the registry allowlist ---------------------------------------------------
+
+
+def test_image_outside_the_allowlist_is_refused() -> None:
+    error = _error("postgresql", "version: '16'", Policy(allowed_registries=("registry.example",)))
+    assert isinstance(error, PolicyRefusal) and error.refusal_class == REFUSAL_REGISTRY
+    assert error.message == (
+        'component "db": imageName: image "ghcr.io/cloudnative-pg/postgresql:16" is not from an allowed '
+        "registry [registry.example]"
+    )
+
+
+def test_enabled_pooler_without_image_is_refused_under_an_allowlist() -> None:
+    properties = "imageName: registry.example/pg:16\npooler: {enabled: true}"
+    error = _error("postgresql", properties, Policy(allowed_registries=("registry.example",)))
+    assert error.message == (
+        'component "db": pgbouncer.image (pooler.image on a postgresql component): unset, so the CloudNativePG '
+        "operator chooses the image the pods run, which the allowed registries [registry.example] cannot hold; "
+        "name an image from one of them"
+    )
+
+
+def test_untagged_image_name_is_refused() -> None:
+    assert _error("postgresql", "imageName: registry.example/pg").message == (
+        'component "db": imageName: image "registry.example/pg" rejected: no tag or digest specified; '
+        "use an explicit version tag or digest"
+    )
+
+
+def test_pooler_image_tag_rule() -> None:
+    error = _error("postgresql", "pooler: {enabled: true, image: 'pgbouncer:latest'}")
+    assert error.message == (
+        'component "db": pooler.image: image "pgbouncer:latest" rejected: :latest tag not allowed; '
+        "use an explicit version tag or digest"
+    )
+
+
+# --- postgresql: blocks, names and members -----------------------------------------------------------
+
+
+def test_disabled_pooler_keeps_its_settings_and_builds_no_pooler() -> None:
+    objects = _objects("postgresql", "pooler: {enabled: false, instances: 2}")
+    assert [o["kind"] for o in objects] == ["Cluster"]
+
+
+def test_pooler_instances_are_written_as_authored_including_zero() -> None:
+    objects = _objects("postgresql", "pooler: {enabled: true, instances: 0}")
+    assert objects[1]["spec"]["instances"] == 0
+
+
+def test_empty_blocks_author_nothing() -> None:
+    properties = "backup: {}\nbootstrap: {}\nreplication: {}\nmonitoring: {}\npooler: {}"
+    spec = _objects("postgresql", properties)[0]["spec"]
+    assert not {"backup", "bootstrap", "monitoring"} & set(spec)
+
+
+def test_backup_settings_without_a_path_are_refused() -> None:
+    error = _error("postgresql", "backup: {secretName: s3}")
+    assert error.message == (
+        'component "db": backup.destinationPath: required (the CloudNativePG API requires this field)'
+    )
+
+
+def test_custom_queries_need_enabled() -> None:
+    error = _error("postgresql", "monitoring: {customQueries: [{name: q, key: k}]}")
+    assert error.message.startswith(
+        'component "db": monitoring.enabled: required where monitoring.customQueries'
+    )
+
+
+def test_wrong_types_are_refused_by_path() -> None:
+    assert _error("postgresql", "managedRoles: [{name: a, login: 'yes'}]").message == (
+        'component "db": managedRoles[0].login: must be a boolean, got string'
+    )
+    assert _error("postgresql", "pooler: {enabled: 'true'}").message == (
+        'component "db": pooler.enabled: must be a boolean, got string'
+    )
+    assert _error("postgresql", "affinity: {topologyKey: 1.5}").message == (
+        'component "db": affinity.topologyKey: must be a string, got float64'
+    )
+
+
+def test_affinity_podantiaffinitytype_empty_is_an_error() -> None:
+    error = _error("postgresql", "affinity: {podAntiAffinityType: ''}")
+    assert error.message.startswith('component "db": affinity.podAntiAffinityType: invalid value ""')
+
+
+def test_affinity_block_takes_the_defaults() -> None:
+    spec = _objects("postgresql", "affinity: {nodeSelector: {rack: a, zone: null}}")[0]["spec"]
+    assert spec["affinity"] == {
+        "topologyKey": "kubernetes.io/hostname",
+        "podAntiAffinityType": "preferred",
+        "nodeSelector": {"rack": "a"},
+    }
+
+
+def test_database_needing_an_object_name_is_refused() -> None:
+    error = _error("postgresql", "databases: [{name: app_data, owner: app}]")
+    assert error.message.startswith('component "db": databases[0].objectName: required')
+
+
+def test_reserved_database_name_is_refused() -> None:
+    error = _error("postgresql", "databases: [{name: postgres, owner: app}]")
+    assert error.message.startswith('component "db": databases[0].name: "postgres" is reserved')
+
+
+def test_duplicate_database_names_are_refused_naming_both() -> None:
+    error = _error("postgresql", "databases: [{name: a, owner: o}, {name: a, owner: o}]")
+    assert "databases[1].name" in error.message and "databases[0]" in error.message
+
+
+def test_version_empty_is_refused() -> None:
+    assert _error("postgresql", "version: ''").message == (
+        'component "db": version: must not be empty; omit it to default to "16"'
+    )
+
+
+def test_output_is_emitted_in_member_order() -> None:
+    properties = (
+        "objectStore: {destinationPath: s3://x}\npooler: {enabled: true}\n"
+        "databases: [{name: a, owner: o}, {name: pooler, owner: o}]"
+    )
+    objects = _objects("postgresql", properties)
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("Cluster", "db"),
+        ("ObjectStore", "db"),
+        ("Pooler", "db-pooler"),
+        ("Database", "db-pooler"),
+        ("Database", "db-a"),
+    ]
+    assert yamlio.dump_documents(objects)  # emits
+
+
+def test_member_named_like_another_component_is_refused() -> None:
+    app = (
+        b"apiVersion: launcher.gokure.dev/v1alpha1\nkind: Application\nmetadata:\n  name: app\nspec:\n"
+        b"  components:\n  - name: db\n    type: postgresql\n    properties:\n      pooler: {enabled: true}\n"
+        b"  - name: db-pooler\n    type: cnpg-database\n    properties: {cluster: {name: x}, name: a, owner: o}\n"
+    )
+    with pytest.raises(CoreError) as caught:
+        render(app, PROFILE)
+    assert caught.value.message == (
+        'component "db": pooler: generates component "db-pooler", which is already the name of component '
+        '"db-pooler" (type "cnpg-database") in the document; rename one of them'
+    )
+
+
+# --- cnpg-database ----------------------------------------------------------------------------------
+
+
+def test_database_ensure_defaults_to_present_and_empty_is_refused() -> None:
+    spec = _objects("cnpg-database", "cluster: {name: pg}\nname: a\nowner: o\nschemas: [{name: s}]")[0][
+        "spec"
+    ]
+    assert spec["schemas"] == [{"name": "s", "ensure": "present"}]
+    error = _error(
+        "cnpg-database", "cluster: {name: pg}\nname: a\nowner: o\nschemas: [{name: s, ensure: ''}]"
+    )
+    assert error.message.startswith('component "db": schemas[0].ensure: "" is refused by the Database CRD')
+
+
+def test_database_requires_owner() -> None:
+    error = _error("cnpg-database", "cluster: {name: pg}\nname: a")
+    assert error.message == 'component "db": owner: required (the CloudNativePG API requires this field)'
