@@ -11,6 +11,7 @@ from farm.core.policy import DEFAULT_POLICY, Policy
 
 COMPONENT_LABEL = "launcher.gokure.dev/component"
 TIER_ANNOTATION = "launcher.gokure.dev/tier"
+DELIVERY_ANNOTATIONS = "delivery_annotations"  # Generated.facts key, see Generated
 DOMAIN = "launcher.gokure.dev"
 
 
@@ -51,6 +52,18 @@ class Generated:
     ``objects`` carry the component label (the transform adds it). ``document_objects`` belong to
     the document rather than the component (a source several components could share): they get no
     component label, carry no trait, and are written before the component's objects.
+
+    ``facts`` keys the traits read (all optional):
+    - ``service_ports``: the component Service's ports as ``[{name, port, targetPort, protocol}]``;
+      the inbound NetworkPolicy synthesis opens the targetPort of each routed TCP port.
+    - ``service_selector``: the selector of the component's Service when it selects pods other than
+      the component's own (a service component); absent means the component label's pods.
+    - ``non_rwx_claim``: the volume name of the first claim a Deployment-backed component mounts
+      that is not ReadWriteMany-shareable; the scaler trait then refuses maxReplicas above 1.
+    - ``service_account_name``: the ServiceAccount the component's pods run as, when the workload
+      has no pod spec holding it; the rbac trait binds it.
+    - ``delivery_annotations``: set by prune-protection / force-replace; the transform writes them on
+      every object the component and its traits generate, after all traits ran.
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)

@@ -69,6 +69,9 @@ COMPONENT_TYPES: dict[str, str] = {
     "webservice": "farm.core.components.roles:WEBSERVICE",
     "worker": "farm.core.components.roles:WORKER",
     # --- core objects ---
+    "configmap": "farm.core.components.configmap:HANDLER",
+    "persistentvolumeclaim": "farm.core.components.persistentvolumeclaim:HANDLER",
+    "secret": "farm.core.components.secret:HANDLER",
     "service": "farm.core.components.service:HANDLER",
     "serviceaccount": "farm.core.components.serviceaccount:HANDLER",
     # --- networking and Gateway API kinds ---
@@ -93,6 +96,22 @@ COMPONENT_TYPES: dict[str, str] = {
 
 TRAIT_TYPES: dict[str, str] = {
     # --- traits (farm/core/traits) ---
+    "certificate": "farm.core.traits.certificate:HANDLER",
+    "cilium-networkpolicy": "farm.core.traits.cilium_networkpolicy:HANDLER",
+    "configmap": "farm.core.traits.configmap:HANDLER",
+    "expose": "farm.core.traits.expose:HANDLER",
+    "external-secret": "farm.core.traits.external_secret:HANDLER",
+    "force-replace": "farm.core.traits.force_replace:HANDLER",
+    "httproute": "farm.core.traits.httproute:HANDLER",
+    "ingress": "farm.core.traits.ingress:HANDLER",
+    "networkpolicy": "farm.core.traits.networkpolicy:HANDLER",
+    "prune-protection": "farm.core.traits.prune_protection:HANDLER",
+    "pvc": "farm.core.traits.pvc:HANDLER",
+    "rbac": "farm.core.traits.rbac:HANDLER",
+    "scaler": "farm.core.traits.scaler:HANDLER",
+    "security-context": "farm.core.traits.security_context:HANDLER",
+    "topology-spread": "farm.core.traits.topology_spread:HANDLER",
+    "volsync": "farm.core.traits.volsync:HANDLER",
 }
 
 _loaded_components: dict[str, ComponentType] = {}

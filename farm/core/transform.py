@@ -29,6 +29,7 @@ from farm.core.documents import Application, ClusterProfile
 from farm.core.errors import CapabilityError, CoreError, TransformError
 from farm.core.model import (
     COMPONENT_LABEL,
+    DELIVERY_ANNOTATIONS,
     TIER_ANNOTATION,
     BuildContext,
     ComponentSpec,
@@ -185,7 +186,19 @@ def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildCont
             _label(obj, component.name)
         added.extend(new_objects)
         tail.extend(application.bundle_tail)
+    _annotate_delivery(generated, added)
     return added, tail
+
+
+def _annotate_delivery(generated: Generated, added: list[dict[str, Any]]) -> None:
+    """Delivery intents (prune-protection, force-replace) cover every object the component and its
+    traits generate, whatever the trait order; synthesized bundle-tail objects are not the component's."""
+    annotations = generated.facts.get(DELIVERY_ANNOTATIONS)
+    if not annotations:
+        return
+    for obj in [*generated.objects, *added]:
+        metadata = obj.setdefault("metadata", {})
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), **annotations}
 
 
 def _object_identity(obj: dict[str, Any]) -> tuple[Any, ...]:
