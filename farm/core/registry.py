@@ -75,11 +75,21 @@ COMPONENT_TYPES: dict[str, str] = {
     "service": "farm.core.components.service:HANDLER",
     "serviceaccount": "farm.core.components.serviceaccount:HANDLER",
     # --- networking and Gateway API kinds ---
+    "backendtlspolicy": "farm.core.components.gateway:BACKEND_TLS_POLICY",
     "endpointslice": "farm.core.components.networking:ENDPOINT_SLICE",
+    "gateway": "farm.core.components.gateway:GATEWAY_KIND",
+    "gatewayclass": "farm.core.components.gateway:GATEWAY_CLASS",
+    "grpcroute": "farm.core.components.gateway:GRPC_ROUTE",
+    "httproute": "farm.core.components.gateway:HTTP_ROUTE",
     "ingress": "farm.core.components.networking:INGRESS",
     "ingressclass": "farm.core.components.networking:INGRESS_CLASS",
+    "listenerset": "farm.core.components.gateway:LISTENER_SET",
     "networkpolicy": "farm.core.components.networking:NETWORK_POLICY",
+    "referencegrant": "farm.core.components.gateway:REFERENCE_GRANT",
     "servicecidr": "farm.core.components.networking:SERVICE_CIDR",
+    "tcproute": "farm.core.components.gateway:TCP_ROUTE",
+    "tlsroute": "farm.core.components.gateway:TLS_ROUTE",
+    "udproute": "farm.core.components.gateway:UDP_ROUTE",
     # --- cilium kinds ---
     # --- metallb kinds ---
     # --- cert-manager and external-secrets kinds ---
