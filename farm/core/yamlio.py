@@ -209,6 +209,27 @@ def load(data: bytes | str, *, source: str = "<input>") -> Any:
         loader.dispose()
 
 
+def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
+    """Every YAML document of ``data`` (a multi-document manifest), yaml.v3 semantics; empty
+    documents are skipped."""
+    loader = _V3Loader(data)
+    documents: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                document = loader.construct_document(node)
+                if document is not None:
+                    documents.append(document)
+        return documents
+    except YAMLError as exc:
+        raise YAMLError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise YAMLError(f"{source}: {_describe_yaml_error(exc)}") from None
+    finally:
+        loader.dispose()
+
+
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
