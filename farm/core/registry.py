@@ -102,6 +102,9 @@ COMPONENT_TYPES: dict[str, str] = {
     "postgresql": "farm.core.components.postgresql:HANDLER",
     # --- volsync kinds ---
     # --- raw objects (passthrough, manifests, crd) ---
+    "crd": "farm.core.components.rawobjects:CRD",
+    "manifests": "farm.core.components.rawobjects:MANIFESTS",
+    "passthrough": "farm.core.components.rawobjects:PASSTHROUGH",
 }
 
 TRAIT_TYPES: dict[str, str] = {
