@@ -92,6 +92,12 @@ COMPONENT_TYPES: dict[str, str] = {
     "udproute": "farm.core.components.gateway:UDP_ROUTE",
     # --- cilium kinds ---
     # --- metallb kinds ---
+    "metallb-bfdprofile": "farm.core.components.metallb:BFD_PROFILE",
+    "metallb-bgpadvertisement": "farm.core.components.metallb:BGP_ADVERTISEMENT",
+    "metallb-bgppeer": "farm.core.components.metallb:BGP_PEER",
+    "metallb-community": "farm.core.components.metallb:COMMUNITY",
+    "metallb-ipaddresspool": "farm.core.components.metallb:IP_ADDRESS_POOL",
+    "metallb-l2advertisement": "farm.core.components.metallb:L2_ADVERTISEMENT",
     # --- cert-manager and external-secrets kinds ---
     # --- rbac, storage, scheduling, admission kinds ---
     # --- monitoring kinds ---
