@@ -104,7 +104,14 @@ COMPONENT_TYPES: dict[str, str] = {
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
     # --- cloudnative-pg and postgresql ---
+    "cnpg-backup": "farm.core.components.cnpg:BACKUP",
+    "cnpg-clusterimagecatalog": "farm.core.components.cnpg:CLUSTER_IMAGE_CATALOG",
     "cnpg-database": "farm.core.components.cnpg_database:HANDLER",
+    "cnpg-databaserole": "farm.core.components.cnpg:DATABASE_ROLE",
+    "cnpg-imagecatalog": "farm.core.components.cnpg:IMAGE_CATALOG",
+    "cnpg-publication": "farm.core.components.cnpg:PUBLICATION",
+    "cnpg-scheduledbackup": "farm.core.components.cnpg:SCHEDULED_BACKUP",
+    "cnpg-subscription": "farm.core.components.cnpg:SUBSCRIPTION",
     "postgresql": "farm.core.components.postgresql:HANDLER",
     # --- volsync kinds ---
     # --- raw objects (passthrough, manifests, crd) ---

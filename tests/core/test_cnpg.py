@@ -266,3 +266,70 @@ def test_database_ensure_defaults_to_present_and_empty_is_refused() -> None:
 def test_database_requires_owner() -> None:
     error = _error("cnpg-database", "cluster: {name: pg}\nname: a")
     assert error.message == 'component "db": owner: required (the CloudNativePG API requires this field)'
+
+
+# --- the further kinds ------------------------------------------------------------------------------
+
+
+def test_scheduled_backup_empty_method_cannot_be_carried() -> None:
+    error = _error("cnpg-scheduledbackup", "cluster: {name: pg}\nschedule: '0 0 0 * * *'\nmethod: ''")
+    assert error.message == (
+        'component "db": method: "" cannot be carried by the CloudNativePG API types (the field is omitted '
+        'when zero, so the operator would apply its default "barmanObjectStore")'
+    )
+
+
+def test_scheduled_backup_requires_schedule_and_backup_requires_cluster_name() -> None:
+    assert _error("cnpg-scheduledbackup", "cluster: {name: pg}").message == (
+        'component "db": schedule: required (the CloudNativePG API requires this field)'
+    )
+    assert _error("cnpg-backup", "cluster: {}").message == (
+        'component "db": cluster.name: required (the CloudNativePG API requires this field)'
+    )
+
+
+def test_role_connection_limit_zero_cannot_be_carried() -> None:
+    error = _error("cnpg-databaserole", "cluster: {name: pg}\nname: r\nconnectionLimit: 0")
+    assert error.message.startswith(
+        'component "db": connectionLimit: 0 cannot be carried by the CloudNativePG'
+    )
+
+
+def test_cluster_reference_must_be_a_cluster_name() -> None:
+    error = _error(
+        "cnpg-publication", "cluster: {name: pg.main}\nname: p\ndbname: d\ntarget: {allTables: true}"
+    )
+    assert error.message.startswith('component "db": cluster.name "pg.main": must be a DNS-1035 label')
+
+
+def test_catalog_duplicate_major_is_refused() -> None:
+    properties = "images: [{major: 17, image: 'r.example/pg:17.1'}, {major: 17, image: 'r.example/pg:17.2'}]"
+    assert _error("cnpg-imagecatalog", properties).message == (
+        'component "db": images[1].major: 17 is also the major version of images[0]; '
+        "the API takes each major version once"
+    )
+
+
+def test_catalog_images_follow_the_tag_rule_and_the_allowlist() -> None:
+    error = _error(
+        "cnpg-clusterimagecatalog", "images: [{major: 17, image: registry.example/team/postgresql}]"
+    )
+    assert error.message == (
+        'component "db": images[0].image: image "registry.example/team/postgresql" rejected: no tag or digest '
+        "specified; use an explicit version tag or digest"
+    )
+    policy = Policy(allowed_registries=("registry.example",))
+    error = _error("cnpg-imagecatalog", "images: [{major: 17, image: 'ghcr.io/pg:17.2'}]", policy)
+    assert isinstance(error, PolicyRefusal) and error.refusal_class == REFUSAL_REGISTRY
+
+
+def test_cluster_image_catalog_is_cluster_scoped() -> None:
+    obj = _objects("cnpg-clusterimagecatalog", "images: [{major: 17, image: 'r.example/pg:17.2'}]")[0]
+    assert "namespace" not in obj["metadata"]
+
+
+def test_valid_until_is_written_in_utc() -> None:
+    spec = _objects(
+        "cnpg-databaserole", "cluster: {name: pg}\nname: r\nvalidUntil: '2030-01-01T02:00:00+02:00'"
+    )[0]["spec"]
+    assert spec["validUntil"] == "2030-01-01T00:00:00Z"
