@@ -61,11 +61,15 @@ class TraitType:
 
 COMPONENT_TYPES: dict[str, str] = {
     # --- workloads (farm/core/components) ---
+    "cronjob": "farm.core.components.cronjob:HANDLER",
+    "daemonset": "farm.core.components.daemonset:HANDLER",
     "deployment": "farm.core.components.deployment:HANDLER",
+    "job": "farm.core.components.job:HANDLER",
     "pod": "farm.core.components.podkinds:POD",
     "podtemplate": "farm.core.components.podkinds:PODTEMPLATE",
     "replicaset": "farm.core.components.podkinds:REPLICASET",
     "replicationcontroller": "farm.core.components.podkinds:REPLICATIONCONTROLLER",
+    "statefulset": "farm.core.components.statefulset:HANDLER",
     "webservice": "farm.core.components.roles:WEBSERVICE",
     "worker": "farm.core.components.roles:WORKER",
     # --- core objects ---
