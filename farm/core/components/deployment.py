@@ -16,7 +16,7 @@ from farm.core.errors import FieldError
 from farm.core.fields import go_type_name, parse_bool_field, parse_int32_field, parse_object_field
 from farm.core.model import COMPONENT_LABEL, BuildContext, ComponentSpec, Generated
 from farm.core.names import is_dns1123_subdomain
-from farm.core.policy import check_replicas
+from farm.core.policy import check_container, check_replicas
 from farm.core.registry import ComponentType
 
 CONTAINER_KEYS = (
@@ -165,6 +165,8 @@ def _extra(props: dict[str, Any], key: str, volumes: p.Volumes, ctx: BuildContex
     out = []
     for entry in c.parse_extra_containers(props.get(key), key):
         p.check_extra_container_devices(volumes, entry.container, entry.label)
+        # Checked here so the refusal names the authored list position, not the pod position.
+        check_container(ctx.policy, entry.container, entry.label)
         out.append(c.finish_container(entry.container, entry.resources, ctx.policy, f"{entry.label}: "))
     return out
 
