@@ -21,7 +21,8 @@ A Go struct is a :class:`Struct` of :class:`F` fields, written the way the Go so
 Types: ``STRING``, ``INT32``, ``INT64``, ``BOOL``, ``FLOAT``, ``QUANTITY`` (canonicalised like
 ``resource.Quantity``), ``DURATION`` (``metav1.Duration``, written in Go spelling),
 ``INT_OR_STRING``, ``RAW`` (any JSON, carried as written: ``apiextensionsv1.JSON``,
-``map[string]interface{}``), a :class:`Struct`, ``list_of(T)`` and ``map_of(T)`` (string keys).
+``map[string]interface{}``), a :class:`Struct`, ``list_of(T)`` and ``map_of(T)`` (string keys), and
+:class:`Custom` for a type that unmarshals itself (Cilium's rule labels and ICMP fields).
 A struct that refers to itself (or to a struct defined later) takes a zero-argument callable
 returning its fields instead of a list.
 
@@ -86,6 +87,23 @@ from farm.core.model import BuildContext, ComponentSpec, Generated
 from farm.core.quantity import QuantityError, canonical_quantity
 from farm.core.registry import TIER_APPS, ComponentType
 
+# --- API family wording ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Api:
+    """How refusals name the API: ``the <name> API requires``, ``by the <name> API types``, and who
+    applies defaults (``the API server``, or ``the operator``)."""
+
+    name: str
+    applier: str = "the API server"
+
+
+KUBERNETES = Api("Kubernetes")
+GATEWAY = Api("Gateway")
+CILIUM = Api("Cilium")
+
+
 # --- types ---------------------------------------------------------------------------------------
 
 
@@ -117,6 +135,15 @@ class ListOf:
 @dataclass(frozen=True)
 class MapOf:
     value: Any
+
+
+@dataclass(frozen=True)
+class Custom:
+    """A type that decodes itself (Go's ``UnmarshalJSON``): ``decode(value, path, api)`` returns the
+    encoded value or raises ``FieldError``. Unauthored and not ``omit``, it is written as null."""
+
+    name: str
+    decode: Callable[[Any, str, Api], Any]
 
 
 def list_of(item: Any) -> ListOf:
@@ -203,23 +230,6 @@ class Struct:
         return f"Struct({self.name})"
 
 
-# --- API family wording ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Api:
-    """How refusals name the API: ``the <name> API requires``, ``by the <name> API types``, and who
-    applies defaults (``the API server``, or ``the operator``)."""
-
-    name: str
-    applier: str = "the API server"
-
-
-KUBERNETES = Api("Kubernetes")
-GATEWAY = Api("Gateway")
-CILIUM = Api("Cilium")
-
-
 # --- decoding ------------------------------------------------------------------------------------
 
 
@@ -255,7 +265,7 @@ def zero_value(kind: Any) -> Any:
     """What Go writes for an unauthored non-omitempty, non-pointer field of this type."""
     if isinstance(kind, Struct):
         return _zero_struct(kind)
-    if isinstance(kind, (ListOf, MapOf)):
+    if isinstance(kind, (ListOf, MapOf, Custom)):
         return None
     return kind.zero
 
@@ -339,6 +349,8 @@ def decode_value(value: Any, kind: Any, path: str, api: Api) -> Any:
         if not isinstance(value, dict):
             raise FieldError(f"{path}: must be an object, got {go_type_name(value)}")
         return decode_struct(value, kind, path, api)
+    if isinstance(kind, Custom):
+        return kind.decode(value, path, api)
     if isinstance(kind, ListOf):
         if not isinstance(value, list):
             raise FieldError(f"{path}: must be a list, got {go_type_name(value)}")
