@@ -95,6 +95,17 @@ COMPONENT_TYPES: dict[str, str] = {
     "tlsroute": "farm.core.components.gateway:TLS_ROUTE",
     "udproute": "farm.core.components.gateway:UDP_ROUTE",
     # --- cilium kinds ---
+    "cilium-bgpadvertisement": "farm.core.components.cilium:BGP_ADVERTISEMENT",
+    "cilium-bgpclusterconfig": "farm.core.components.cilium:BGP_CLUSTER_CONFIG",
+    "cilium-bgpnodeconfigoverride": "farm.core.components.cilium:BGP_NODE_CONFIG_OVERRIDE",
+    "cilium-bgppeerconfig": "farm.core.components.cilium:BGP_PEER_CONFIG",
+    "cilium-cidrgroup": "farm.core.components.cilium:CIDR_GROUP",
+    "cilium-clusterwidenetworkpolicy": "farm.core.components.cilium:CLUSTERWIDE_NETWORK_POLICY",
+    "cilium-egressgatewaypolicy": "farm.core.components.cilium:EGRESS_GATEWAY_POLICY",
+    "cilium-loadbalancerippool": "farm.core.components.cilium:LOAD_BALANCER_IP_POOL",
+    "cilium-localredirectpolicy": "farm.core.components.cilium:LOCAL_REDIRECT_POLICY",
+    "cilium-networkpolicy": "farm.core.components.cilium:NETWORK_POLICY",
+    "cilium-nodeconfig": "farm.core.components.cilium:NODE_CONFIG",
     # --- metallb kinds ---
     "metallb-bfdprofile": "farm.core.components.metallb:BFD_PROFILE",
     "metallb-bgpadvertisement": "farm.core.components.metallb:BGP_ADVERTISEMENT",
@@ -104,21 +115,6 @@ COMPONENT_TYPES: dict[str, str] = {
     "metallb-l2advertisement": "farm.core.components.metallb:L2_ADVERTISEMENT",
     # --- cert-manager and external-secrets kinds ---
     # --- rbac, storage, scheduling, admission kinds ---
-    "apiservice": "farm.core.components.admission:API_SERVICE",
-    "clusterrole": "farm.core.components.rbac:CLUSTER_ROLE",
-    "clusterrolebinding": "farm.core.components.rbac:CLUSTER_ROLE_BINDING",
-    "csidriver": "farm.core.components.storage:CSI_DRIVER",
-    "horizontalpodautoscaler": "farm.core.components.scheduling:HORIZONTAL_POD_AUTOSCALER",
-    "mutatingwebhookconfiguration": "farm.core.components.admission:MUTATING_WEBHOOK_CONFIGURATION",
-    "persistentvolume": "farm.core.components.storage:PERSISTENT_VOLUME",
-    "poddisruptionbudget": "farm.core.components.scheduling:POD_DISRUPTION_BUDGET",
-    "priorityclass": "farm.core.components.scheduling:PRIORITY_CLASS",
-    "role": "farm.core.components.rbac:ROLE",
-    "rolebinding": "farm.core.components.rbac:ROLE_BINDING",
-    "runtimeclass": "farm.core.components.scheduling:RUNTIME_CLASS",
-    "storageclass": "farm.core.components.storage:STORAGE_CLASS",
-    "validatingwebhookconfiguration": "farm.core.components.admission:VALIDATING_WEBHOOK_CONFIGURATION",
-    "volumeattributesclass": "farm.core.components.storage:VOLUME_ATTRIBUTES_CLASS",
     # --- monitoring kinds ---
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
