@@ -102,12 +102,14 @@ def _auth_annotations(props: dict[str, Any], out: dict[str, str]) -> None:
 
 def _lower_ingress(props: dict[str, Any], component: ComponentSpec) -> dict[str, Any]:
     rules = _ingress_rules(props)
+    from_hostnames = not props.get("rules")
     wildcard = string_prop(props, "allowedHostnameWildcard")
     hosts = []
     for index, rule in enumerate(rules):
-        host = string_prop(rule, "host", f"rules[{index}].host")
+        where = f"hostnames[{index}]" if from_hostnames else f"rules[{index}].host"
+        host = string_prop(rule, "host", where)
         if host:
-            _check_host(host, wildcard, f"rules[{index}].host")
+            _check_host(host, wildcard, where)
             hosts.append(host)
     annotations: dict[str, str] = {}
     issuer = string_prop(props, "certManagerClusterIssuer")
