@@ -120,10 +120,13 @@ COMPONENT_TYPES: dict[str, str] = {
     "helm": "farm.core.components.helm:HANDLER",
     # --- cloudnative-pg and postgresql ---
     "cnpg-backup": "farm.core.components.cnpg:BACKUP",
+    "cnpg-cluster": "farm.core.components.cnpg_kinds:CLUSTER",
     "cnpg-clusterimagecatalog": "farm.core.components.cnpg:CLUSTER_IMAGE_CATALOG",
     "cnpg-database": "farm.core.components.cnpg_database:HANDLER",
     "cnpg-databaserole": "farm.core.components.cnpg:DATABASE_ROLE",
     "cnpg-imagecatalog": "farm.core.components.cnpg:IMAGE_CATALOG",
+    "cnpg-objectstore": "farm.core.components.cnpg_kinds:OBJECT_STORE",
+    "cnpg-pooler": "farm.core.components.cnpg_kinds:POOLER",
     "cnpg-publication": "farm.core.components.cnpg:PUBLICATION",
     "cnpg-scheduledbackup": "farm.core.components.cnpg:SCHEDULED_BACKUP",
     "cnpg-subscription": "farm.core.components.cnpg:SUBSCRIPTION",

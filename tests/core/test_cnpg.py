@@ -333,3 +333,82 @@ def test_valid_until_is_written_in_utc() -> None:
         "cnpg-databaserole", "cluster: {name: pg}\nname: r\nvalidUntil: '2030-01-01T02:00:00+02:00'"
     )[0]["spec"]
     assert spec["validUntil"] == "2030-01-01T00:00:00Z"
+
+
+# --- cnpg-cluster, cnpg-pooler, cnpg-objectstore ----------------------------------------------------
+
+
+def test_cluster_unknown_field_and_two_spellings_are_refused() -> None:
+    assert (
+        _error("cnpg-cluster", "storage: {sise: 1Gi}").message
+        == 'component "db": unknown field "storage.sise"'
+    )
+    error = _error("cnpg-cluster", "storage: {size: 1Gi, Size: 2Gi}")
+    assert error.message.startswith('component "db": storage.size: sets the same field as storage.Size')
+
+
+def test_cluster_uncarriable_zero_is_refused() -> None:
+    error = _error("cnpg-cluster", "managed: {roles: [{name: a, connectionLimit: 0}]}")
+    assert error.message == (
+        'component "db": managed.roles[0].connectionLimit: 0 cannot be carried by the CloudNativePG API types '
+        "(the field is omitted when zero, so the operator would apply its default -1)"
+    )
+
+
+def test_cluster_instances_below_one_and_policy_defaults() -> None:
+    assert _error("cnpg-cluster", "instances: 0").message == 'component "db": instances: must be >= 1, got 0'
+    spec = _objects(
+        "cnpg-cluster", "imageName: r.example/pg:16", Policy(default_replicas=2, default_storage="2Gi")
+    )[0]["spec"]
+    assert (spec["instances"], spec["storage"]) == (2, {"size": "2Gi"})
+    assert "enablePDB" not in spec
+
+
+def test_cluster_without_image_is_refused_under_an_allowlist() -> None:
+    error = _error("cnpg-cluster", "storage: {size: 1Gi}", Policy(allowed_registries=("r.example",)))
+    assert error.message.startswith('component "db": imageName: unset, so the CloudNativePG operator chooses')
+
+
+def test_cluster_name_rule() -> None:
+    with pytest.raises(CoreError) as caught:
+        render(_app("cnpg-cluster", "storage: {size: 1Gi}", name="db.main"), PROFILE)
+    assert caught.value.message.startswith(
+        'component "db.main": cnpg-cluster name "db.main": must be a DNS-1035 label of at most 50 characters'
+    )
+
+
+def test_pooler_requires_pgbouncer_and_refuses_its_cluster_name() -> None:
+    assert _error("cnpg-pooler", "cluster: {name: pg}").message == (
+        'component "db": pgbouncer: required (an empty object selects PgBouncer\'s defaults)'
+    )
+    assert _error("cnpg-pooler", "cluster: {name: db}\npgbouncer: {}").message == (
+        'component "db": cluster.name "db": a pooler cannot have the same name as its cluster'
+    )
+
+
+def test_pooler_template_without_containers_writes_an_empty_list() -> None:
+    spec = _objects(
+        "cnpg-pooler", "cluster: {name: pg}\npgbouncer: {}\ntemplate: {metadata: {labels: {a: b}}}"
+    )[0]["spec"]
+    assert spec["template"]["spec"] == {"containers": []}
+
+
+def test_pooler_container_image_counts_as_the_pgbouncer_image() -> None:
+    policy = Policy(allowed_registries=("r.example",))
+    properties = "cluster: {name: pg}\npgbouncer: {}\ntemplate: {spec: {containers: [{name: pgbouncer, image: 'r.example/pgb:1'}]}}"
+    assert _objects("cnpg-pooler", properties, policy)
+    error = _error("cnpg-pooler", "cluster: {name: pg}\npgbouncer: {}", policy)
+    assert isinstance(error, PolicyRefusal) and error.refusal_class == REFUSAL_REGISTRY
+
+
+def test_objectstore_refuses_server_name_and_uncarriable_interval() -> None:
+    error = _error("cnpg-objectstore", "configuration: {destinationPath: s3://x, serverName: a}")
+    assert error.message.startswith('component "db": configuration.serverName:')
+    error = _error(
+        "cnpg-objectstore",
+        "configuration: {destinationPath: s3://x}\ninstanceSidecarConfiguration: {retentionPolicyIntervalSeconds: 0}",
+    )
+    assert "default 1800" in error.message
+    assert _error("cnpg-objectstore", "configuration: {}").message == (
+        'component "db": configuration.destinationPath: required (the CloudNativePG API requires this field)'
+    )
