@@ -115,6 +115,21 @@ COMPONENT_TYPES: dict[str, str] = {
     "metallb-l2advertisement": "farm.core.components.metallb:L2_ADVERTISEMENT",
     # --- cert-manager and external-secrets kinds ---
     # --- rbac, storage, scheduling, admission kinds ---
+    "apiservice": "farm.core.components.admission:API_SERVICE",
+    "clusterrole": "farm.core.components.rbac:CLUSTER_ROLE",
+    "clusterrolebinding": "farm.core.components.rbac:CLUSTER_ROLE_BINDING",
+    "csidriver": "farm.core.components.storage:CSI_DRIVER",
+    "horizontalpodautoscaler": "farm.core.components.scheduling:HORIZONTAL_POD_AUTOSCALER",
+    "mutatingwebhookconfiguration": "farm.core.components.admission:MUTATING_WEBHOOK_CONFIGURATION",
+    "persistentvolume": "farm.core.components.storage:PERSISTENT_VOLUME",
+    "poddisruptionbudget": "farm.core.components.scheduling:POD_DISRUPTION_BUDGET",
+    "priorityclass": "farm.core.components.scheduling:PRIORITY_CLASS",
+    "role": "farm.core.components.rbac:ROLE",
+    "rolebinding": "farm.core.components.rbac:ROLE_BINDING",
+    "runtimeclass": "farm.core.components.scheduling:RUNTIME_CLASS",
+    "storageclass": "farm.core.components.storage:STORAGE_CLASS",
+    "validatingwebhookconfiguration": "farm.core.components.admission:VALIDATING_WEBHOOK_CONFIGURATION",
+    "volumeattributesclass": "farm.core.components.storage:VOLUME_ATTRIBUTES_CLASS",
     # --- monitoring kinds ---
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
