@@ -114,6 +114,9 @@ COMPONENT_TYPES: dict[str, str] = {
     "metallb-ipaddresspool": "farm.core.components.metallb:IP_ADDRESS_POOL",
     "metallb-l2advertisement": "farm.core.components.metallb:L2_ADVERTISEMENT",
     # --- cert-manager and external-secrets kinds ---
+    "certificate": "farm.core.components.certmanager:CERTIFICATE",
+    "clusterissuer": "farm.core.components.certmanager:CLUSTER_ISSUER",
+    "issuer": "farm.core.components.certmanager:ISSUER",
     # --- rbac, storage, scheduling, admission kinds ---
     "apiservice": "farm.core.components.admission:API_SERVICE",
     "clusterrole": "farm.core.components.rbac:CLUSTER_ROLE",
