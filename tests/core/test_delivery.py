@@ -432,3 +432,66 @@ def test_crd_refuses_other_kinds() -> None:
     inline = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
     exc = error([{"name": "c", "type": "crd", "properties": {"inline": inline}}])
     assert "a crd source holds only apiextensions.k8s.io CustomResourceDefinitions" in exc.message
+
+
+# --- oci ------------------------------------------------------------------------------------
+
+
+def oci(name: str, **props: Any) -> dict[str, Any]:
+    return {"name": name, "type": "oci", "properties": props}
+
+
+def test_oci_alone_emits_its_own_source_first() -> None:
+    repo, kustomization = build([oci("app", source={"url": "oci://r.example.com/a"}, version="1.0.0")])
+    assert (repo["kind"], repo["metadata"]["name"]) == ("OCIRepository", "app")
+    assert repo["metadata"]["labels"] == {"launcher.gokure.dev/component": "app"}
+    assert kustomization["spec"] == {
+        "interval": "1h0m0s",
+        "prune": True,
+        "sourceRef": {"kind": "OCIRepository", "name": "app"},
+    }
+
+
+def test_oci_shared_identity_treats_equal_intervals_alike() -> None:
+    src = {"url": "oci://r.example.com/a"}
+    objects = build([oci("a", source=src, version="1", interval="1h"), oci("b", source=src, version="1")])
+    assert [o["kind"] for o in objects] == ["OCIRepository", "Kustomization", "Kustomization"]
+    assert objects[0]["metadata"]["name"].startswith("doc-source-")
+    assert "labels" not in objects[0]["metadata"]
+
+
+def test_oci_source_name_forces_the_shared_form() -> None:
+    objects = build([oci("a", source={"url": "oci://r.example.com/a", "name": "artifact"}, version="1")])
+    assert objects[0]["metadata"] == {"name": "artifact", "namespace": "demo"}
+    assert objects[1]["spec"]["sourceRef"]["name"] == "artifact"
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"source": {"url": "oci://r.example.com/a"}}, "oci: version is required"),
+        (
+            {"source": {"url": "oci://r.example.com/a"}, "version": "1", "wait": True, "healthChecks": [{}]},
+            "oci: healthChecks[0].apiVersion: required",
+        ),
+        (
+            {
+                "source": {"url": "oci://r.example.com/a"},
+                "version": "1",
+                "wait": True,
+                "healthChecks": [{"apiVersion": "v1", "kind": "Service", "name": "s"}],
+            },
+            "oci: wait: true waits for every object",
+        ),
+        (
+            {"source": {"url": "oci://r.example.com/a", "name": "x"}, "version": "1"},
+            'oci: source.name "x" is',
+        ),
+        (
+            {"source": {"url": "https://r.example.com/a"}, "version": "1"},
+            "oci: source.url: must be an oci:// URL",
+        ),
+    ],
+)
+def test_oci_refusals(props: dict[str, Any], message: str) -> None:
+    assert error([oci("x", **props)]).message.startswith(f'component "x": {message}')
