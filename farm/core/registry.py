@@ -136,6 +136,7 @@ COMPONENT_TYPES: dict[str, str] = {
     # --- monitoring kinds ---
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
+    "oci": "farm.core.components.oci:HANDLER",
     # --- cloudnative-pg and postgresql ---
     "cnpg-backup": "farm.core.components.cnpg:BACKUP",
     "cnpg-cluster": "farm.core.components.cnpg_kinds:CLUSTER",
