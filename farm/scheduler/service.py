@@ -50,6 +50,11 @@ def run_outputs(storage: Storage, run_id: str) -> dict[tuple[str, str], TargetOu
         return {(a, c): TargetOutput(a, c, s, d) for a, c, s, d in rows}
 
 
+def _outcome(output: TargetOutput) -> tuple[bool, str | None]:
+    """What a target produced: a cached and a freshly rendered job with one digest are the same."""
+    return output.state == "failed", output.output_digest
+
+
 @dataclass(frozen=True)
 class RunDiff:
     added: list[tuple[str, str]]
@@ -63,11 +68,7 @@ def diff_runs(storage: Storage, run_a: str, run_b: str) -> RunDiff:
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     common = sorted(set(before) & set(after))
-    changed = [
-        t
-        for t in common
-        if before[t].output_digest != after[t].output_digest or before[t].state != after[t].state
-    ]
+    changed = [t for t in common if _outcome(before[t]) != _outcome(after[t])]
     return RunDiff(added, removed, changed, len(common) - len(changed))
 
 

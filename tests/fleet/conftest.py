@@ -1,0 +1,118 @@
+"""Fixtures for fleet runs: a small catalog written here, and farm settings on a fresh database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from farm.evidence.keys import Signer, load_configured_signer
+from farm.settings import FarmSettings, load_settings
+from farm.store.context import Storage, open_storage
+
+APP = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: shop
+spec:
+  components:
+    - name: {name}
+      type: webservice
+      properties:
+        image: {image}
+        port: 8080
+      traits:
+        - type: expose
+          properties:
+            hostnames: ["{name}.example.com"]
+"""
+
+PROFILE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: {name}
+spec:
+  capabilities:
+    expose:
+      rendering:
+        controllerType: ingress
+        ingressClassName: {ingress_class}
+"""
+
+FLEET = """apiVersion: farm.dev/v1alpha1
+kind: Fleet
+metadata:
+  name: test-fleet
+spec:
+  applications: applications
+  clusters: clusters
+  targets:
+    - applications: ["*"]
+      clusters: ["*"]
+      exclude: [{application: "app-0", cluster: "cluster-c"}]
+"""
+
+
+@dataclass
+class Catalog:
+    root: Path
+
+    def write_app(self, name: str, image: str = "ghcr.io/example/app:v1.0.0") -> None:
+        folder = self.root / "applications" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "app.yaml").write_text(APP.format(name=name, image=image))
+
+    def write_cluster(self, name: str, ingress_class: str = "nginx") -> None:
+        (self.root / "clusters").mkdir(parents=True, exist_ok=True)
+        (self.root / "clusters" / f"{name}.yaml").write_text(
+            PROFILE.format(name=name, ingress_class=ingress_class)
+        )
+
+    def break_app(self, name: str) -> None:
+        self.write_app(name, image="ghcr.io/example/app")  # no tag: the core refuses it
+
+
+def make_catalog(
+    root: Path, apps: int = 4, clusters: tuple[str, ...] = ("cluster-a", "cluster-b", "cluster-c")
+) -> Catalog:
+    catalog = Catalog(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "fleet.yaml").write_text(FLEET)
+    for index in range(apps):
+        catalog.write_app(f"app-{index}")
+    for name in clusters:
+        catalog.write_cluster(name)
+    return catalog
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    return make_catalog(tmp_path / "catalog")
+
+
+@dataclass
+class FleetEnv:
+    settings: FarmSettings
+    storage: Storage
+    signer: Signer
+
+    def environ(self) -> dict[str, str]:
+        return {
+            "FARM_HOME": str(self.settings.home),
+            "FARM_DATABASE_URL": self.settings.database_url,
+            "FARM_OBJECT_STORE": self.settings.object_store,
+        }
+
+
+@pytest.fixture
+def fleet_env(tmp_path: Path, database_url: str) -> Iterator[FleetEnv]:
+    """Farm settings on a fresh migrated database (SQLite and PostgreSQL, via ``database_url``)."""
+    settings = load_settings(
+        home=tmp_path / "farm", database_url=database_url, object_store=str(tmp_path / "objects")
+    )
+    storage = open_storage(settings)
+    yield FleetEnv(settings, storage, load_configured_signer(settings))
+    storage.close()

@@ -1,0 +1,119 @@
+"""Fleet runs with the local executor: incremental re-renders, diffs and failure isolation,
+on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from farm.cli import app as cli
+from farm.scheduler.executors import run_local
+from farm.scheduler.progress import run_summary
+from farm.scheduler.service import diff_runs, latest_output, plan_catalog
+from farm.store import models
+from farm.store.db import session_scope
+
+from .conftest import Catalog, FleetEnv
+
+
+def _run(env: FleetEnv, catalog: Catalog) -> tuple[str, dict[str, int]]:
+    _, planned = plan_catalog(env.storage, catalog.root)
+    run_local(env.settings, planned.queued, processes=2)
+    summary = run_summary(env.storage, planned.run_id)
+    return planned.run_id, summary.counts
+
+
+def _rendered_targets(env: FleetEnv, run_id: str) -> set[tuple[str, str]]:
+    with session_scope(env.storage.sessions) as session:
+        rows = session.execute(
+            select(models.RenderJob.application, models.RenderJob.cluster_profile).where(
+                models.RenderJob.run_id == run_id, models.RenderJob.state == "succeeded"
+            )
+        )
+        return set(rows)
+
+
+def test_second_run_with_no_change_renders_nothing(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    first, counts = _run(fleet_env, catalog)
+    assert counts == {"succeeded": 11}  # 4 apps x 3 clusters, minus the excluded pair
+    second, counts = _run(fleet_env, catalog)
+    assert counts == {"cached": 11}
+    assert run_summary(fleet_env.storage, second).state == "completed"
+    assert diff_runs(fleet_env.storage, first, second).changed == []
+
+
+def test_changing_one_cluster_profile_rerenders_exactly_its_targets(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    before, _ = _run(fleet_env, catalog)
+    catalog.write_cluster("cluster-b", ingress_class="traefik")
+    after, counts = _run(fleet_env, catalog)
+    expected = {(f"app-{i}", "cluster-b") for i in range(4)}
+    assert _rendered_targets(fleet_env, after) == expected
+    assert counts == {"succeeded": 4, "cached": 7}
+    diff = diff_runs(fleet_env.storage, before, after)
+    assert set(diff.changed) == expected and diff.added == [] and diff.removed == []
+    assert b"ingressClassName: traefik" in latest_output(fleet_env.storage, "app-2", "cluster-b")
+
+
+def test_changing_one_application_rerenders_exactly_its_targets(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    before, _ = _run(fleet_env, catalog)
+    catalog.write_app("app-1", image="ghcr.io/example/app:v1.1.0")
+    after, counts = _run(fleet_env, catalog)
+    expected = {("app-1", c) for c in ("cluster-a", "cluster-b", "cluster-c")}
+    assert _rendered_targets(fleet_env, after) == expected
+    assert counts == {"succeeded": 3, "cached": 8}
+    result = CliRunner().invoke(cli, ["diff", before, after, "--json"], env=fleet_env.environ())
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "added": [],
+        "removed": [],
+        "changed": ["app-1/cluster-a", "app-1/cluster-b", "app-1/cluster-c"],
+        "unchanged": 8,
+    }
+    unified = CliRunner().invoke(cli, ["diff", before, after, "--unified"], env=fleet_env.environ())
+    assert "-      - image: ghcr.io/example/app:v1.0.0" in unified.stdout
+    assert "+      - image: ghcr.io/example/app:v1.1.0" in unified.stdout
+
+
+def test_a_broken_application_fails_only_its_own_jobs(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    catalog.break_app("app-3")
+    run_id, counts = _run(fleet_env, catalog)
+    assert counts == {"succeeded": 8, "failed": 3}
+    summary = run_summary(fleet_env.storage, run_id)
+    assert summary.state == "completed_with_failures"
+    assert list(summary.failures) == ["invalid_property"] or list(summary.failures) == ["transform_error"]
+    messages = {f["message"] for failures in summary.failures.values() for f in failures}
+    assert len(messages) == 1 and 'component "app-3"' in messages.pop()
+    assert {a for a, _ in _rendered_targets(fleet_env, run_id)} == {"app-0", "app-1", "app-2"}
+
+
+def test_outputs_are_signed_and_verify(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    run_id, _ = _run(fleet_env, catalog)
+    result = CliRunner().invoke(cli, ["verify", "--run", run_id], env=fleet_env.environ())
+    assert result.exit_code == 0, result.output
+    with session_scope(fleet_env.storage.sessions) as session:
+        evidence = session.scalar(select(func.count()).select_from(models.EvidenceRecord))
+        outputs = session.scalar(select(func.count()).select_from(models.RenderOutput))
+        digests = set(
+            session.scalars(select(models.RenderJob.output_digest).where(models.RenderJob.run_id == run_id))
+        )
+    # Clusters with the same ingress class give the same bytes: one blob per content digest,
+    # one signed statement per action key.
+    assert outputs == len(digests) == 4
+    assert evidence == 11
+
+
+def test_farm_run_json_summary_and_exit_status(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    catalog.break_app("app-0")
+    result = CliRunner().invoke(
+        cli, ["run", str(catalog.root), "--json", "--processes", "2"], env=fleet_env.environ()
+    )
+    assert result.exit_code == 1  # a run with failed jobs exits 1 so scripts notice
+    summary = json.loads(result.stdout)
+    assert summary["counts"]["succeeded"] == 9 and summary["counts"]["failed"] == 2
+    assert summary["state"] == "completed_with_failures"
