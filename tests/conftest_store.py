@@ -2,7 +2,8 @@
 
 - Databases: every store test runs on SQLite and on a real PostgreSQL (``FARM_TEST_POSTGRES_URL``,
   default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``). The session creates its own
-  databases ``farm_test_<random>_*`` there, from a migrated template, and drops them at the end.
+  databases ``farm_test_<random>_*`` there and drops them at the end; each test starts with
+  empty farm tables.
 - S3: a moto server is started on a free loopback port for the session; each test gets a fresh bucket.
 - Keys are generated per test; nothing here touches ``./.farm``.
 """
@@ -91,12 +92,18 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 @dataclass
 class DatabaseFactory:
-    """Makes fresh databases: empty, or migrated to head (copied from a migrated template)."""
+    """Makes databases for tests.
+
+    ``migrated`` gives a database at head with every farm table empty: a copied template file on
+    SQLite; on PostgreSQL one session-wide database whose tables are truncated for each test
+    (creating and dropping a PostgreSQL database per test costs seconds each). ``empty`` gives a
+    brand-new database with no tables, for the migration tests.
+    """
 
     postgres: PostgresServer
     root: Path
     sqlite_template: Path | None = None
-    postgres_template: str | None = None
+    postgres_shared: Engine | None = None
 
     def empty(self, kind: str) -> str:
         if kind == "sqlite":
@@ -106,22 +113,51 @@ class DatabaseFactory:
 
     def migrated(self, kind: str) -> str:
         if kind == "sqlite":
-            if self.sqlite_template is None:
-                self.sqlite_template = self.root / "template.db"
-                migrate.upgrade(f"sqlite:///{self.sqlite_template}")
-            copy = self.root / f"{uuid.uuid4().hex}.db"
-            shutil.copyfile(self.sqlite_template, copy)
-            return f"sqlite:///{copy}"
-        if self.postgres_template is None:
-            self.postgres_template = self.postgres.create_database("template")
-            migrate.upgrade(self.postgres.url_for(self.postgres_template))
-        name = self.postgres.create_database(uuid.uuid4().hex[:12], template=self.postgres_template)
-        return self.postgres.url_for(name)
+            return self._sqlite_copy()
+        if self.postgres_shared is None:
+            name = self.postgres.create_database("shared")
+            # Test data need not survive a power cut; waiting for WAL flushes is most of the time.
+            with self.postgres.admin.connect() as connection:
+                connection.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
+            url = self.postgres.url_for(name)
+            migrate.upgrade(url)
+            self.postgres_shared = create_engine(url)
+        self._empty_postgres_tables(self.postgres_shared)
+        return self.postgres_shared.url.render_as_string(hide_password=False)
+
+    def _sqlite_copy(self) -> str:
+        if self.sqlite_template is None:
+            self.sqlite_template = self.root / "template.db"
+            migrate.upgrade(f"sqlite:///{self.sqlite_template}")
+        copy = self.root / f"{uuid.uuid4().hex}.db"
+        shutil.copyfile(self.sqlite_template, copy)
+        return f"sqlite:///{copy}"
+
+    @staticmethod
+    def _empty_postgres_tables(engine: Engine) -> None:
+        # DELETE is far cheaper than TRUNCATE for a dozen tiny tables. The replica role switches
+        # off triggers and FK checks for this one transaction only, so the append-only guard of
+        # evidence_records stays in force for the tests themselves.
+        with engine.connect() as connection, connection.begin():
+            tables = connection.scalars(
+                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'")
+            ).all()
+            connection.execute(text("SET LOCAL session_replication_role = replica"))
+            for table in tables:
+                connection.execute(text(f"DELETE FROM {table}"))
+
+    def close(self) -> None:
+        if self.postgres_shared is not None:
+            self.postgres_shared.dispose()
 
 
 @pytest.fixture(scope="session")
-def databases(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> DatabaseFactory:
-    return DatabaseFactory(postgres_server, tmp_path_factory.mktemp("databases"))
+def databases(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DatabaseFactory]:
+    factory = DatabaseFactory(postgres_server, tmp_path_factory.mktemp("databases"))
+    yield factory
+    factory.close()
 
 
 @pytest.fixture(params=DATABASES)

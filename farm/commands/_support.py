@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
 from farm.evidence.errors import EvidenceError
@@ -15,6 +16,7 @@ from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
 
 EXPECTED_ERRORS = (
+    CommandError,
     SettingsError,
     KeyFileError,
     EvidenceError,

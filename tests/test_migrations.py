@@ -1,0 +1,100 @@
+"""Alembic owns the schema: upgrade, downgrade, and agreement with the models, on both databases."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import typer
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from conftest_store import DATABASES, DatabaseFactory
+from sqlalchemy import inspect
+from typer.testing import CliRunner
+
+from farm.store import migrate
+from farm.store.db import create_farm_engine
+from farm.store.models import Base
+
+PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_states"}
+
+
+def _tables(url: str) -> set[str]:
+    engine = create_farm_engine(url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=DATABASES)
+def empty_url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
+    return databases.empty(request.param)
+
+
+def test_migrated_schema_matches_the_models(empty_url: str) -> None:
+    migrate.upgrade(empty_url)
+    engine = create_farm_engine(empty_url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, Base.metadata) == []
+        assert migrate.current_revision(engine) == migrate.head_revision()
+    finally:
+        engine.dispose()
+
+
+def test_downgrade_step_by_step_and_up_again(empty_url: str) -> None:
+    migrate.upgrade(empty_url)
+    assert _tables(empty_url) == set(Base.metadata.tables)
+    migrate.downgrade(empty_url, "0001")
+    assert _tables(empty_url) == set(Base.metadata.tables) - PROFILE_TABLES
+    migrate.downgrade(empty_url, "base")
+    assert _tables(empty_url) == set()
+    migrate.upgrade(empty_url)
+    assert _tables(empty_url) == set(Base.metadata.tables)
+
+
+def test_farm_db_commands_work_from_any_directory(
+    empty_url: str, storage_cli: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"FARM_DATABASE_URL": empty_url, "FARM_HOME": str(tmp_path / ".farm")}
+    runner = CliRunner()
+    result = runner.invoke(storage_cli, ["db", "upgrade"], env=env)
+    assert result.exit_code == 0, result.output
+    assert _tables(empty_url) == set(Base.metadata.tables)
+    result = runner.invoke(storage_cli, ["db", "downgrade", "0001"], env=env)
+    assert result.exit_code == 0, result.output
+    assert not PROFILE_TABLES & _tables(empty_url)
+
+
+def test_embedded_default_creates_the_sqlite_file_under_dot_farm(
+    storage_cli: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("FARM_HOME", "FARM_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(storage_cli, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert _tables(f"sqlite:///{tmp_path / '.farm' / 'farm.db'}") == set(Base.metadata.tables)
+
+
+def test_an_unknown_revision_is_a_clear_error(storage_cli: typer.Typer, tmp_path: Path) -> None:
+    env = {"FARM_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "FARM_HOME": str(tmp_path)}
+    result = CliRunner().invoke(storage_cli, ["db", "downgrade", "nonexistent"], env=env)
+    assert result.exit_code == 1
+    assert "nonexistent" in result.output
+
+
+def test_migrations_never_import_the_orm_models() -> None:
+    folder = migrate.migrations_dir()
+    scripts = [folder / "env.py", *sorted((folder / "versions").glob("*.py"))]
+    assert len(scripts) >= 3
+    for script in scripts:
+        tree = ast.parse(script.read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        }
+        assert not any(name and name.startswith("farm.store.models") for name in imported), script
