@@ -115,8 +115,12 @@ COMPONENT_TYPES: dict[str, str] = {
     "metallb-l2advertisement": "farm.core.components.metallb:L2_ADVERTISEMENT",
     # --- cert-manager and external-secrets kinds ---
     "certificate": "farm.core.components.certmanager:CERTIFICATE",
+    "clusterexternalsecret": "farm.core.components.externalsecrets:CLUSTER_EXTERNAL_SECRET",
     "clusterissuer": "farm.core.components.certmanager:CLUSTER_ISSUER",
+    "clustersecretstore": "farm.core.components.externalsecrets:CLUSTER_SECRET_STORE",
+    "externalsecret": "farm.core.components.externalsecrets:EXTERNAL_SECRET",
     "issuer": "farm.core.components.certmanager:ISSUER",
+    "secretstore": "farm.core.components.externalsecrets:SECRET_STORE",
     # --- rbac, storage, scheduling, admission kinds ---
     "apiservice": "farm.core.components.admission:API_SERVICE",
     "clusterrole": "farm.core.components.rbac:CLUSTER_ROLE",
