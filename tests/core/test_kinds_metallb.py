@@ -20,7 +20,12 @@ def test_ipaddresspool_requires_addresses_but_takes_an_empty_list() -> None:
 def test_ipaddresspool_keeps_pointer_false_and_drops_omitted_zeros() -> None:
     spec = build(
         "metallb-ipaddresspool",
-        {"addresses": ["10.0.0.0/24"], "autoAssign": False, "avoidBuggyIPs": False, "serviceAllocation": {"priority": 0}},
+        {
+            "addresses": ["10.0.0.0/24"],
+            "autoAssign": False,
+            "avoidBuggyIPs": False,
+            "serviceAllocation": {"priority": 0},
+        },
     )["spec"]
     assert spec == {"addresses": ["10.0.0.0/24"], "autoAssign": False, "serviceAllocation": {}}
 
@@ -34,7 +39,9 @@ def test_selector_expressions_need_key_and_operator() -> None:
 
 def test_unknown_nested_key_is_refused_with_its_path() -> None:
     props = {"addresses": [], "serviceAllocation": {"priorty": 1}}
-    assert message("metallb-ipaddresspool", props) == 'component "c": unknown field "serviceAllocation.priorty"'
+    assert (
+        message("metallb-ipaddresspool", props) == 'component "c": unknown field "serviceAllocation.priorty"'
+    )
 
 
 def test_bgpadvertisement_service_selectors_need_one_route_per_address() -> None:
@@ -50,7 +57,8 @@ def test_bgpadvertisement_service_selectors_need_one_route_per_address() -> None
     assert kept["spec"]["aggregationLength"] == 32
     # an empty list of selectors keeps the rule; localPref 0 and [] are omitted
     spec = build(
-        "metallb-bgpadvertisement", {"serviceSelectors": [], "aggregationLength": 24, "localPref": 0, "peers": []}
+        "metallb-bgpadvertisement",
+        {"serviceSelectors": [], "aggregationLength": 24, "localPref": 0, "peers": []},
     )["spec"]
     assert spec == {"aggregationLength": 24}
 
@@ -59,7 +67,9 @@ def test_bgppeer_requires_myasn_and_writes_zero() -> None:
     assert message("metallb-bgppeer", {"peerASN": 1}) == (
         'component "c": myASN: required (the MetalLB API requires this field)'
     )
-    spec = build("metallb-bgppeer", {"myASN": 0, "holdTime": "0s", "ebgpMultiHop": False, "localASN": 0})["spec"]
+    spec = build("metallb-bgppeer", {"myASN": 0, "holdTime": "0s", "ebgpMultiHop": False, "localASN": 0})[
+        "spec"
+    ]
     assert spec == {"myASN": 0, "holdTime": "0s", "passwordSecret": {}}
 
 
@@ -96,7 +106,10 @@ def test_bgppeer_password_under_a_policy_forbidding_explicit_secrets() -> None:
     )
     assert "s3cret" not in error.message
     # an empty password is none; without the policy the password is written as authored
-    assert "password" not in build("metallb-bgppeer", {"myASN": 1, "password": ""}, policy=FORBID_SECRETS)["spec"]
+    assert (
+        "password"
+        not in build("metallb-bgppeer", {"myASN": 1, "password": ""}, policy=FORBID_SECRETS)["spec"]
+    )
     assert build("metallb-bgppeer", {"myASN": 1, "password": "s3cret"})["spec"]["password"] == "s3cret"
 
 
@@ -108,7 +121,12 @@ def test_bgppeer_is_emitted_at_v1beta2_others_at_v1beta1() -> None:
 def test_labels_annotations_and_build_namespace() -> None:
     obj = build(
         "metallb-community",
-        {"objectName": "aliases", "labels": {"team": "net"}, "annotations": {"note": "x"}, "communities": [{}]},
+        {
+            "objectName": "aliases",
+            "labels": {"team": "net"},
+            "annotations": {"note": "x"},
+            "communities": [{}],
+        },
         namespace="metallb-system",
     )
     assert obj["metadata"] == {
