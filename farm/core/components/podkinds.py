@@ -37,6 +37,7 @@ from farm.core.policy import REFUSAL_REPLICA_MAXIMUM
 from farm.core.registry import ComponentType
 
 APP_LABEL = "app"
+SERVICE_ACCOUNT_FACT = "service_account_name"  # read by the rbac trait
 
 _NOT_AUTHORABLE = {
     "ephemeralContainers": (
@@ -282,7 +283,7 @@ def build_pod(component: ComponentSpec, ctx: BuildContext) -> Generated:
     metadata = _metadata(component, ctx)
     metadata.setdefault("labels", {})[APP_LABEL] = component_label_value(component.name)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
-    return Generated(objects=[pod], workload=pod)
+    return Generated(objects=[pod], workload=pod, facts=_account_facts(spec))
 
 
 def build_replicaset(component: ComponentSpec, ctx: BuildContext) -> Generated:
@@ -299,7 +300,7 @@ def build_replicaset(component: ComponentSpec, ctx: BuildContext) -> Generated:
     _check_replicas(ctx, spec)
     _add_template_component_label(spec["template"], component.name)
     obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": _metadata(component, ctx), "spec": spec}
-    return Generated(objects=[obj], workload=obj)
+    return Generated(objects=[obj], workload=obj, facts=_account_facts(spec["template"].get("spec") or {}))
 
 
 def build_replicationcontroller(component: ComponentSpec, ctx: BuildContext) -> Generated:
@@ -318,7 +319,7 @@ def build_replicationcontroller(component: ComponentSpec, ctx: BuildContext) -> 
         "metadata": _metadata(component, ctx),
         "spec": spec,
     }
-    return Generated(objects=[obj], workload=obj)
+    return Generated(objects=[obj], workload=obj, facts=_account_facts(spec["template"].get("spec") or {}))
 
 
 def build_podtemplate(component: ComponentSpec, ctx: BuildContext) -> Generated:
@@ -338,8 +339,9 @@ def build_podtemplate(component: ComponentSpec, ctx: BuildContext) -> Generated:
         "metadata": _metadata(component, ctx),
         "template": template,
     }
-    # Stored, not run: no workload a pod-spec trait could act on.
-    return Generated(objects=[obj])
+    # Stored, not run: no workload a pod-spec trait could act on, and no ServiceAccountNamer, so an
+    # rbac trait binds the component name.
+    return Generated(objects=[obj], facts={SERVICE_ACCOUNT_FACT: component.name})
 
 
 def _refuse_label_selector_keys(authored: dict[str, Any]) -> None:
@@ -354,6 +356,12 @@ def _refuse_label_selector_keys(authored: dict[str, Any]) -> None:
                 f"selector.{name}: not a ReplicationControllerSpec field: a ReplicationController's "
                 "selector is a plain map of label to value"
             )
+
+
+def _account_facts(pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """The ServiceAccountNamer answer: serviceAccountName, else the deprecated serviceAccount."""
+    account = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount")
+    return {SERVICE_ACCOUNT_FACT: account} if account else {}
 
 
 def _decode_spec(authored: dict[str, Any], struct: Struct) -> dict[str, Any]:
