@@ -140,7 +140,9 @@ class DatabaseFactory:
         # evidence_records stays in force for the tests themselves.
         with engine.connect() as connection, connection.begin():
             tables = connection.scalars(
-                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'")
+                text(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'"
+                )
             ).all()
             connection.execute(text("SET LOCAL session_replication_role = replica"))
             for table in tables:

@@ -98,3 +98,14 @@ def test_migrations_never_import_the_orm_models() -> None:
             alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
         }
         assert not any(name and name.startswith("farm.store.models") for name in imported), script
+
+
+def test_upgrade_embedded_only_touches_the_embedded_database(tmp_path: Path) -> None:
+    from farm.settings import load_settings
+
+    embedded = load_settings(home=tmp_path / ".farm")
+    assert migrate.upgrade_embedded(embedded)
+    assert _tables(embedded.database_url) == set(Base.metadata.tables)
+    other_url = f"sqlite:///{tmp_path / 'shared.db'}"
+    assert not migrate.upgrade_embedded(load_settings(home=tmp_path / ".farm", database_url=other_url))
+    assert _tables(other_url) == set()

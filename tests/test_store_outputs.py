@@ -234,3 +234,20 @@ def test_gc_names_an_unusable_database(storage_cli: typer.Typer, tmp_path: Path)
     env = {"FARM_HOME": str(tmp_path), "FARM_DATABASE_URL": "mysql://nobody@127.0.0.1/farm"}
     result = CliRunner().invoke(storage_cli, ["gc", "--dry-run"], env=env)
     assert result.exit_code == 1 and "FARM_DATABASE_URL" in result.output
+
+
+def test_a_retry_restores_a_lost_output_blob(fleet: Fleet) -> None:
+    _, job_id, first = fleet.render(MANIFESTS)
+    fleet.objects.delete(first.output_digest)
+    inputs = make_inputs()
+    with fleet.sessions.begin() as session:
+        again = store_output(
+            session,
+            fleet.objects,
+            fleet.signer,
+            manifests=MANIFESTS,
+            action_key=action_key(inputs),
+            provenance=fleet.provenance(job_id, inputs),
+        )
+    assert again.reused
+    assert fleet.objects.get(first.output_digest) == MANIFESTS

@@ -16,6 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+from farm.settings import FarmSettings
 from farm.store.db import normalize_database_url
 
 
@@ -42,6 +43,22 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 def downgrade(database_url: str, revision: str) -> None:
     """Migrate the database down to ``revision`` (``base`` removes every farm table)."""
     command.downgrade(alembic_config(database_url), revision)
+
+
+def upgrade_embedded(settings: FarmSettings) -> bool:
+    """Bring the embedded SQLite database to head (what ``farm run`` does on the embedded default).
+
+    Returns False, and touches nothing, when ``FARM_DATABASE_URL`` names another database: a
+    shared database is migrated deliberately with ``farm db upgrade``, not as a side effect.
+    """
+    if settings.database_url != embedded_database_url(settings):
+        return False
+    upgrade(settings.database_url)
+    return True
+
+
+def embedded_database_url(settings: FarmSettings) -> str:
+    return f"sqlite:///{settings.home / 'farm.db'}"
 
 
 def head_revision() -> str:

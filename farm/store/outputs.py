@@ -4,7 +4,8 @@ Order: the manifests blob, then the envelope blob, then the rows (output, signer
 action-cache entry) in the caller's transaction. A crash after the blobs and before the commit
 leaves blobs without rows, never a row without its blob; ``farm gc`` sweeps such blobs.
 
-Idempotent: storing the same action key again returns the first record and writes nothing new.
+Idempotent: storing the same action key again returns the first record and writes no new row (a
+lost or damaged output blob is put back, since the bytes are at hand).
 If the same action key produces *different* bytes, that is a determinism violation and
 ``NondeterministicOutputError`` is raised (the caller rolls back).
 """
@@ -68,7 +69,9 @@ def store_output(
     output_digest = sha256_hex(manifests)
     existing = cached_output(session, action_key)
     if existing is not None:
-        return _reuse(session, existing, output_digest)
+        record = _reuse(session, existing, output_digest)
+        objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
+        return record
     objects.put(manifests)
     statement = build_render_provenance(output_digest, provenance)
     envelope_bytes = sign_envelope(statement.to_bytes(), signer).to_bytes()
