@@ -325,7 +325,9 @@ class Fleet:
             session.flush()
             return job.id
 
-    def provenance(self, job_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"):
+    def provenance(
+        self, job_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"
+    ) -> RenderProvenance:
         return RenderProvenance(inputs, application, profile, self.snapshot, job_id)
 
     def render(
