@@ -526,8 +526,15 @@ DEFAULTED_NUMBERS: dict[tuple[str, str], int] = {
     ("Probe", "failureThreshold"): 3,
 }
 
-# The one field the pod kinds refuse when unauthored (the API type would write it as null).
-REQUIRED: frozenset[tuple[str, str]] = frozenset({("PodSpec", "containers")})
+# Fields the pod kinds refuse when unauthored under an authored parent: containers (the type would
+# write null) and a label-selector match expression's key and operator.
+REQUIRED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("PodSpec", "containers"),
+        ("LabelSelectorRequirement", "key"),
+        ("LabelSelectorRequirement", "operator"),
+    }
+)
 
 _SCALAR_KINDS: dict[str, Any] = {
     "string": STRING,
