@@ -87,7 +87,7 @@ class KeyPairPaths:
 
 def generate_key_pair(directory: Path) -> KeyPairPaths:
     """Write a new ed25519 key pair into ``directory``; refuse to overwrite an existing key."""
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     private_path = directory / PRIVATE_KEY_NAME
     public_path = directory / PUBLIC_KEY_NAME
     private_key = Ed25519PrivateKey.generate()
