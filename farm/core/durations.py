@@ -14,7 +14,6 @@ _UNITS = {
     "m": 60_000_000_000,
     "h": 3_600_000_000_000,
 }
-_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _MAX = 2**63 - 1
 
 
@@ -24,39 +23,39 @@ class DurationError(ValueError):
 
 def parse_duration(text: str) -> int:
     """Nanoseconds of a Go duration string; raises DurationError with Go's message."""
-    original = text
-    if text in ("0", "+0", "-0"):
+    original, rest = text, text
+    negative = False
+    if rest[:1] in ("+", "-"):
+        negative = rest[0] == "-"
+        rest = rest[1:]
+    if rest == "0":
         return 0
-    sign = 1
-    if text[:1] in "+-":
-        sign = -1 if text[0] == "-" else 1
-        text = text[1:]
-    if not text:
+    if rest == "":
         raise DurationError(f'time: invalid duration "{original}"')
     total = 0
-    pos = 0
-    while pos < len(text):
-        match = _PART.match(text, pos)
-        if not match:
-            if re.match(r"(\d+\.?\d*|\.\d+)", text[pos:]) and not re.match(
-                r"(\d+\.?\d*|\.\d+)[a-zµμ]", text[pos:]
-            ):
-                raise DurationError(f'time: missing unit in duration "{original}"')
-            unit = re.match(r"[\d.]*([^\d.]*)", text[pos:])
-            if unit and unit.group(1):
-                raise DurationError(f'time: unknown unit "{unit.group(1)}" in duration "{original}"')
+    while rest:
+        if not (rest[0] == "." or rest[0].isdigit()):
             raise DurationError(f'time: invalid duration "{original}"')
-        number, unit = match.group(1), match.group(2)
-        whole, _, frac = number.partition(".")
+        number = re.match(r"(\d*)(?:\.(\d*))?", rest)
+        assert number is not None
+        whole, fraction = number.group(1), number.group(2)
+        if not whole and not fraction:
+            raise DurationError(f'time: invalid duration "{original}"')
+        rest = rest[number.end() :]
+        unit_match = re.match(r"[^\d.]*", rest)
+        unit = unit_match.group(0) if unit_match else ""
+        if not unit:
+            raise DurationError(f'time: missing unit in duration "{original}"')
+        if unit not in _UNITS:
+            raise DurationError(f'time: unknown unit "{unit}" in duration "{original}"')
+        rest = rest[len(unit) :]
         scale = _UNITS[unit]
-        value = int(whole or "0") * scale
-        if frac:
-            value += int(frac) * scale // (10 ** len(frac))
-        total += value
-        pos = match.end()
-    if total > _MAX:
-        raise DurationError(f'time: invalid duration "{original}"')
-    return sign * total
+        total += int(whole or "0") * scale
+        if fraction:
+            total += int(fraction) * scale // (10 ** len(fraction))
+        if total > _MAX:
+            raise DurationError(f'time: invalid duration "{original}"')
+    return -total if negative else total
 
 
 def _format_fraction(value: int, precision: int) -> tuple[str, int]:

@@ -59,4 +59,8 @@ def test_duration_errors_use_go_wording() -> None:
         parse_duration("10")
     with pytest.raises(DurationError, match='time: unknown unit "d" in duration "1d"'):
         parse_duration("1d")
+    with pytest.raises(DurationError, match='time: invalid duration "soon"'):
+        parse_duration("soon")  # Go checks for a leading digit before looking for a unit
+    with pytest.raises(DurationError, match='time: invalid duration ".s"'):
+        parse_duration(".s")
     assert format_duration(-1_500_000_000) == "-1.5s"
