@@ -3,6 +3,14 @@
 ``postgresql://`` and ``postgres://`` URLs are rewritten to ``postgresql+psycopg://`` so the
 driver is always psycopg 3. SQLite connections run in WAL mode with foreign keys enforced and a
 busy timeout, so a scheduler and a few local workers can share the embedded file.
+
+SQLite transactions start with ``BEGIN IMMEDIATE`` (SQLAlchemy's documented pysqlite recipe:
+pysqlite's own implicit BEGIN is switched off and the engine's ``begin`` event emits ours).
+pysqlite alone begins only before the first INSERT/UPDATE/DELETE, so the reads of a transaction
+ran outside it and a read-then-write could overwrite a concurrent commit; a deferred BEGIN instead
+fails with "database is locked" when a stale read snapshot tries to write, without waiting on the
+busy timeout. Taking the write lock when the transaction begins makes concurrent writers queue on
+``busy_timeout`` and every transaction read the latest commit.
 """
 
 from __future__ import annotations
@@ -42,11 +50,14 @@ def create_farm_engine(url: str, **kwargs: Any) -> Engine:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _configure_sqlite_connection)
+        event.listen(engine, "begin", _begin_immediate)
         return engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
 
 
 def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    # pysqlite would BEGIN (deferred) by itself before the first write; SQLAlchemy begins instead.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -55,6 +66,10 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
     finally:
         cursor.close()
+
+
+def _begin_immediate(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
