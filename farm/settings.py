@@ -15,6 +15,8 @@ Variables:
 - ``FARM_SIGNING_KEY``: path of the ed25519 private key (PEM). When set, the file must exist.
 - ``FARM_TRUSTED_SIGNERS``: a file of PEM public keys, or a folder of ``*.pub``/``*.pem`` files.
 - ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor.
+- ``FARM_CELERY_QUEUE``: the Celery queue jobs are sent to and workers consume (default ``farm``);
+  a separate name isolates one set of workers (a test run, a team) on a shared broker.
 - ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
 """
 
@@ -46,6 +48,7 @@ class FarmSettings(BaseSettings):
     signing_key: Path | None = None
     trusted_signers: Path | None = None
     broker_url: str | None = None
+    celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
 
     @model_validator(mode="before")

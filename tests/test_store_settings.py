@@ -32,6 +32,7 @@ def test_with_nothing_set_everything_is_embedded_under_dot_farm(
     assert settings.signing_key_is_embedded
     assert settings.trusted_signers_path == home / "keys" / "trusted_signers"
     assert settings.executor == "local"
+    assert settings.celery_queue == "farm"
     assert not settings.uses_s3
 
 
@@ -45,6 +46,7 @@ def test_variables_override_the_defaults(clean_env: pytest.MonkeyPatch, tmp_path
     clean_env.setenv("FARM_TRUSTED_SIGNERS", "/keys/trusted")
     clean_env.setenv("FARM_BROKER_URL", "redis://127.0.0.1:6379/0")
     clean_env.setenv("FARM_EXECUTOR", "celery")
+    clean_env.setenv("FARM_CELERY_QUEUE", "farm-team-a")
     settings = load_settings()
     assert settings.home == tmp_path / "h"
     assert settings.database_url == "postgresql+psycopg://u@db/farm"
@@ -53,6 +55,7 @@ def test_variables_override_the_defaults(clean_env: pytest.MonkeyPatch, tmp_path
     assert settings.trusted_signers_path == Path("/keys/trusted")
     assert settings.broker_url == "redis://127.0.0.1:6379/0"
     assert settings.executor == "celery"
+    assert settings.celery_queue == "farm-team-a"
 
 
 def test_relative_home_is_relative_to_the_current_directory(

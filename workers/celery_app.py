@@ -4,6 +4,8 @@
   a worker killed mid-job leaves the message to be redelivered;
 - prefetch 1: a worker holds one message at a time, so a dead worker strands at most one job;
 - results are not stored: completion is counted in SQL;
+- every task goes to one queue, ``FARM_CELERY_QUEUE`` (default ``farm``), which ``farm worker``
+  consumes, so workers of different farms (or test runs) on one broker never take each other's jobs;
 - beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout.
 """
 
@@ -24,6 +26,7 @@ def make_celery() -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         task_ignore_result=True,
+        task_default_queue=settings.celery_queue,
         task_serializer="json",
         accept_content=["json"],
         broker_connection_retry_on_startup=True,

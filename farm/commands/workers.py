@@ -1,4 +1,4 @@
-"""``farm worker`` and ``farm beat``: the Celery worker and the reconciler's scheduler."""
+"""``farm worker``, ``farm beat`` and ``farm reconcile``: the Celery side of fleet runs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ def worker_command(
     concurrency: int = typer.Option(0, "--concurrency", "-c", help="worker processes (default: every core)"),
     loglevel: str = typer.Option("INFO", "--loglevel"),
 ) -> None:
-    """Start a Celery worker that renders jobs (broker: FARM_BROKER_URL)."""
+    """Start a Celery worker that renders jobs from FARM_CELERY_QUEUE (broker: FARM_BROKER_URL)."""
     from workers.celery_app import app as celery_app
 
-    argv = ["worker", f"--loglevel={loglevel}", "--without-gossip", "--without-mingle"]
+    queue = celery_app.conf.task_default_queue
+    argv = ["worker", f"--loglevel={loglevel}", "-Q", queue, "--without-gossip", "--without-mingle"]
     if concurrency:
         argv.append(f"--concurrency={concurrency}")
     celery_app.worker_main(argv)
@@ -25,6 +26,32 @@ def beat_command(loglevel: str = typer.Option("INFO", "--loglevel")) -> None:
     celery_app.start(["beat", f"--loglevel={loglevel}"])
 
 
+def reconcile_command(
+    timeout: float = typer.Option(
+        300.0,
+        "--timeout",
+        min=0,
+        help="seconds a job may sit in queued or running before it is sent again (0: every open job)",
+    ),
+) -> None:
+    """Run the reconciler once: re-send, via Celery, the jobs stuck in queued or running."""
+    from datetime import timedelta
+
+    from farm.scheduler.executors import enqueue_celery
+    from farm.scheduler.reconcile import reconcile
+    from farm.scheduler.service import prepare_database
+    from farm.store.context import open_storage
+
+    storage = open_storage()
+    try:
+        prepare_database(storage)
+        sent = reconcile(storage, enqueue_celery, timedelta(seconds=timeout))
+    finally:
+        storage.close()
+    typer.echo(f"re-sent {sent} job{'s' if sent != 1 else ''}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("worker")(worker_command)
     app.command("beat")(beat_command)
+    app.command("reconcile")(reconcile_command)
