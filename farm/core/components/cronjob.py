@@ -5,7 +5,7 @@ only when authored; restartPolicy and the two history limits always (OnFailure, 
 
 from __future__ import annotations
 
-import zoneinfo
+from importlib import resources
 from typing import Any
 
 from farm.core.components import jobspec as j
@@ -75,11 +75,19 @@ def parse_time_zone(props: dict[str, Any]) -> str | None:
         raise FieldError('timeZone: "" is not a time zone (omit it for the controller\'s zone)')
     if value.lower() == "local":
         raise FieldError(f'timeZone: "{value}" is not allowed: it depends on the server; name an IANA zone')
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise FieldError(f'timeZone: "{value}" is not a known IANA time zone') from None
+    if not _is_known_zone(value):
+        raise FieldError(f'timeZone: "{value}" is not a known IANA time zone')
     return value
+
+
+def _is_known_zone(name: str) -> bool:
+    """Whether the IANA database shipped in the ``tzdata`` package names this zone. The packaged
+    database, not the host's, so every worker gives the same answer."""
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    entry = resources.files("tzdata").joinpath("zoneinfo", *parts)
+    return entry.is_file()
 
 
 def _cron_spec_fields(props: dict[str, Any]) -> dict[str, Any]:

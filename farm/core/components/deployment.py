@@ -161,7 +161,9 @@ def apply_non_rwx(volumes: p.Volumes, replicas: int, strategy: dict[str, Any]) -
     return {"type": "Recreate"}
 
 
-def _extra(props: dict[str, Any], key: str, volumes: p.Volumes, ctx: BuildContext) -> list[dict[str, Any]]:
+def extra_containers(
+    props: dict[str, Any], key: str, volumes: p.Volumes, ctx: BuildContext
+) -> list[dict[str, Any]]:
     out = []
     for entry in c.parse_extra_containers(props.get(key), key):
         p.check_extra_container_devices(volumes, entry.container, entry.label)
@@ -171,7 +173,7 @@ def _extra(props: dict[str, Any], key: str, volumes: p.Volumes, ctx: BuildContex
     return out
 
 
-def _check_port_names(main: list[dict[str, Any]], sidecars: list[dict[str, Any]], component: str) -> None:
+def check_port_names(main: list[dict[str, Any]], sidecars: list[dict[str, Any]], component: str) -> None:
     owners: dict[str, str] = {p_["name"]: component for p_ in main if "name" in p_}
     for sidecar in sidecars:
         for port in sidecar.get("ports", []):
@@ -185,7 +187,7 @@ def _check_port_names(main: list[dict[str, Any]], sidecars: list[dict[str, Any]]
                 owners[name] = sidecar["name"]
 
 
-def _check_file_key_refs(containers: list[dict[str, Any]], volumes: p.Volumes) -> None:
+def check_file_key_refs(containers: list[dict[str, Any]], volumes: p.Volumes) -> None:
     for container in containers:
         for env in container.get("env", []):
             ref = (env.get("valueFrom") or {}).get("fileKeyRef")
@@ -211,13 +213,13 @@ def build_workload(
     if volumes.devices:
         main.container["volumeDevices"] = volumes.devices
     pod = p.parse_pod_level(props)
-    init_containers = _extra(props, "initContainers", volumes, ctx)
-    sidecars = _extra(props, "sidecars", volumes, ctx)
-    _check_port_names(role.ports, sidecars, name)
+    init_containers = extra_containers(props, "initContainers", volumes, ctx)
+    sidecars = extra_containers(props, "sidecars", volumes, ctx)
+    check_port_names(role.ports, sidecars, name)
     replicas = parse_replicas(props, ctx)
     strategy = apply_non_rwx(volumes, replicas, parse_strategy(props))
     container = c.finish_container(main.container, main.resources, ctx.policy)
-    _check_file_key_refs([container, *init_containers, *sidecars], volumes)
+    check_file_key_refs([container, *init_containers, *sidecars], volumes)
     pod_spec: dict[str, Any] = {"containers": [container, *sidecars], **pod}
     if init_containers:
         pod_spec["initContainers"] = init_containers

@@ -77,11 +77,11 @@ def build_pod_template(
     if volumes.devices:
         main.container["volumeDevices"] = volumes.devices
     pod = p.parse_pod_level(props, job=job)
-    init_containers = d._extra(props, "initContainers", volumes, ctx)
-    extra = d._extra(props, "sidecars", volumes, ctx) if sidecars else []
-    d._check_port_names(ports, extra, name)
+    init_containers = d.extra_containers(props, "initContainers", volumes, ctx)
+    extra = d.extra_containers(props, "sidecars", volumes, ctx) if sidecars else []
+    d.check_port_names(ports, extra, name)
     container = c.finish_container(main.container, main.resources, ctx.policy)
-    d._check_file_key_refs([container, *init_containers, *extra], volumes)
+    d.check_file_key_refs([container, *init_containers, *extra], volumes)
     spec: dict[str, Any] = {"containers": [container, *extra], **pod}
     spec.setdefault("automountServiceAccountToken", False)
     if init_containers:
