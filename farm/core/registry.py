@@ -138,6 +138,10 @@ COMPONENT_TYPES: dict[str, str] = {
     "validatingwebhookconfiguration": "farm.core.components.admission:VALIDATING_WEBHOOK_CONFIGURATION",
     "volumeattributesclass": "farm.core.components.storage:VOLUME_ATTRIBUTES_CLASS",
     # --- monitoring kinds ---
+    "podmonitor": "farm.core.components.monitoring:POD_MONITOR",
+    "prometheus-probe": "farm.core.components.monitoring:PROBE",
+    "prometheusrule": "farm.core.components.monitoring:PROMETHEUS_RULE",
+    "servicemonitor": "farm.core.components.monitoring:SERVICE_MONITOR",
     # --- flux, helm and oci ---
     "helm": "farm.core.components.helm:HANDLER",
     "oci": "farm.core.components.oci:HANDLER",
