@@ -143,8 +143,16 @@ COMPONENT_TYPES: dict[str, str] = {
     "prometheusrule": "farm.core.components.monitoring:PROMETHEUS_RULE",
     "servicemonitor": "farm.core.components.monitoring:SERVICE_MONITOR",
     # --- flux, helm and oci ---
+    "artifactgenerator": "farm.core.components.fluxextras:ARTIFACT_GENERATOR",
+    "fluxcd-alert": "farm.core.components.fluxextras:ALERT",
+    "fluxcd-provider": "farm.core.components.fluxextras:PROVIDER",
+    "fluxcd-receiver": "farm.core.components.fluxextras:RECEIVER",
     "helm": "farm.core.components.helm:HANDLER",
+    "imagepolicy": "farm.core.components.fluxextras:IMAGE_POLICY",
+    "imagerepository": "farm.core.components.fluxextras:IMAGE_REPOSITORY",
+    "imageupdateautomation": "farm.core.components.fluxextras:IMAGE_UPDATE_AUTOMATION",
     "oci": "farm.core.components.oci:HANDLER",
+    "resourcesetinputprovider": "farm.core.components.fluxextras:RESOURCE_SET_INPUT_PROVIDER",
     # --- cloudnative-pg and postgresql ---
     "cnpg-backup": "farm.core.components.cnpg:BACKUP",
     "cnpg-cluster": "farm.core.components.cnpg_kinds:CLUSTER",
