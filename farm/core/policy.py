@@ -73,6 +73,11 @@ class Policy:
 DEFAULT_POLICY = Policy()
 
 
+def _go_list(values: tuple[str, ...]) -> str:
+    """A string list the way Go's %v prints it: ``[a b]``."""
+    return "[" + " ".join(values) + "]"
+
+
 def refuse(message: str, refusal_class: str) -> PolicyRefusal:
     return PolicyRefusal(message, refusal_class)
 
@@ -89,7 +94,7 @@ def check_host_path(policy: Policy, volume: dict[str, Any], where: str) -> None:
     if "hostPath" in volume and not policy.allow_host_path_volumes:
         name = volume.get("name", "")
         raise refuse(
-            f"{where}: volume {name!r}: hostPath volumes are not allowed by the environment policy",
+            f'{where}: volume "{name}": hostPath volumes are not allowed by the environment policy',
             REFUSAL_HOST_PATH,
         )
 
@@ -115,8 +120,8 @@ def check_capabilities(policy: Policy, security_context: dict[str, Any] | None, 
     for capability in added:
         if capability not in policy.allowed_capabilities:
             raise refuse(
-                f"{where}: securityContext.capabilities.add: capability {capability!r} is not allowed "
-                f"by the environment policy {list(policy.allowed_capabilities)}",
+                f'{where}: securityContext.capabilities.add: capability "{capability}" is not allowed '
+                f"by the environment policy {_go_list(policy.allowed_capabilities)}",
                 REFUSAL_CONTAINER_CAPABILITY,
             )
 
@@ -126,7 +131,7 @@ def check_registry(policy: Policy, image: str, where: str) -> None:
         return
     if not any(image.startswith(prefix.rstrip("/") + "/") for prefix in policy.allowed_registries):
         raise refuse(
-            f"{where}: image {image!r} is not from an allowed registry {list(policy.allowed_registries)}",
+            f'{where}: image "{image}" is not from an allowed registry {_go_list(policy.allowed_registries)}',
             REFUSAL_REGISTRY,
         )
 
@@ -171,4 +176,28 @@ def check_pod_spec(policy: Policy, pod_spec: dict[str, Any], where: str) -> None
         check_host_path(policy, volume, where)
     for list_key in ("initContainers", "containers"):
         for index, container in enumerate(pod_spec.get(list_key) or []):
-            check_container(policy, container, f"{where}: {list_key}[{index}] {container.get('name', '')!r}")
+            check_container(policy, container, f'{where}: {list_key}[{index}] "{container.get("name", "")}"')
+
+
+def check_object_kind(policy: Policy, obj: dict[str, Any], where: str) -> None:
+    """The object kind rules: a forbidden group, a forbidden kind, or a cluster-scoped object when
+    the policy forbids those. They gate every emitted object, whatever path built it."""
+    api_version = str(obj.get("apiVersion") or "")
+    group = api_version.rpartition("/")[0]
+    kind = str(obj.get("kind") or "")
+    metadata = obj.get("metadata") or {}
+    described = f'{kind} "{metadata.get("name", "")}"'
+    if group in policy.forbidden_groups or (group == "" and "core" in policy.forbidden_groups):
+        raise refuse(
+            f'{where}: {described}: API group "{group or "core"}" is forbidden by the environment policy',
+            REFUSAL_OBJECT_KIND,
+        )
+    if kind in policy.forbidden_kinds:
+        raise refuse(
+            f"{where}: {described}: kind {kind} is forbidden by the environment policy", REFUSAL_OBJECT_KIND
+        )
+    if policy.forbid_cluster_scoped and not metadata.get("namespace"):
+        raise refuse(
+            f"{where}: {described}: cluster-scoped objects are forbidden by the environment policy",
+            REFUSAL_OBJECT_KIND,
+        )

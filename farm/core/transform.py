@@ -273,6 +273,14 @@ def _check_collisions(objects: list[tuple[dict[str, Any], str]]) -> None:
         seen[identity] = origin
 
 
+def _enforce_object_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
+    """The checks the environment policy runs on every emitted object: its kind, and its pods."""
+    for obj in objects:
+        component = ((obj.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL)
+        policy_checks.check_object_kind(policy, obj, f'component "{component}"' if component else "document")
+    _enforce_pod_policy(objects, policy)
+
+
 def _enforce_pod_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
     for obj in objects:
         pod_spec = (
@@ -321,5 +329,5 @@ def transform(
             built.extend(_build_bundle(by_tier[tier], ctx, documents))
     _check_collisions(built)
     objects = documents + [obj for obj, _ in built]
-    _enforce_pod_policy(objects, policy)
+    _enforce_object_policy(objects, policy)
     return objects

@@ -1,6 +1,8 @@
 """The project's own golden cases: every folder under tests/golden/ holds app.yaml, cluster.yaml,
-optional kurel.yaml / values.yaml / args (extra `farm build` flags, one per line), and either
-expected.yaml (the exact output) or expected-error.txt (the exact `Error: ...` line on stderr)."""
+optional kurel.yaml / values.yaml / args (extra `farm build` flags, one per line) / policy.yaml
+(fields of the environment policy, farm.core.policy.Policy, for the case), and either
+expected.yaml (the exact output) or expected-error.txt (the exact `Error: ...` line on stderr;
+expected-refusal-class.txt beside it pins a policy refusal's class)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from farm.core.errors import CoreError
+from farm.core import yamlio
+from farm.core.errors import CoreError, PolicyRefusal
+from farm.core.policy import DEFAULT_POLICY, Policy
 from farm.core.render import render
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -28,6 +32,16 @@ def _args(case: Path) -> dict:
     return options
 
 
+def _policy(case: Path) -> Policy:
+    policy_file = case / "policy.yaml"
+    if not policy_file.exists():
+        return DEFAULT_POLICY
+    fields = yamlio.load(policy_file.read_bytes(), source=str(policy_file)) or {}
+    return Policy(
+        **{key: tuple(value) if isinstance(value, list) else value for key, value in fields.items()}
+    )
+
+
 def _render(case: Path) -> bytes:
     package = case / "kurel.yaml"
     values = case / "values.yaml"
@@ -39,6 +53,7 @@ def _render(case: Path) -> bytes:
         values=values.read_bytes() if values.exists() else None,
         sets=tuple(options["sets"]),
         namespace=options.get("namespace"),
+        policy=_policy(case),
     ).manifests
 
 
@@ -49,5 +64,9 @@ def test_golden_case(case: Path) -> None:
         with pytest.raises(CoreError) as caught:
             _render(case)
         assert f"Error: {caught.value.message}" == expected_error.read_text().strip()
+        refusal_class = case / "expected-refusal-class.txt"
+        if refusal_class.exists():
+            assert isinstance(caught.value, PolicyRefusal)
+            assert caught.value.refusal_class == refusal_class.read_text().strip()
     else:
         assert _render(case).decode() == (case / "expected.yaml").read_text()
