@@ -166,6 +166,14 @@ def finish_spec(spec: dict[str, Any]) -> dict[str, Any]:
             del spec[key]
     spec["interval"] = interval_or_default(spec.get("interval"))
     _normalize_durations(spec)
+    check_spec(spec)
+    return spec
+
+
+def check_spec(spec: dict[str, Any]) -> None:
+    """The checks every HelmReleaseSpec is held to, from the helm rule or the helmrelease kind:
+    values a JSON object, each valuesFrom entry within the CRD's constraints (an empty list is
+    dropped), and exactly one of chart and chartRef."""
     if "values" in spec:
         check_values(spec["values"])
     if "valuesFrom" in spec and not check_values_from(spec["valuesFrom"]):
@@ -174,7 +182,6 @@ def finish_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise FieldError("chart and chartRef: exactly one of them is required, both are set")
     if "chart" not in spec and "chartRef" not in spec:
         raise FieldError("chart and chartRef: exactly one of them is required, neither is set")
-    return spec
 
 
 def helmrelease_object(name: str, namespace: str, spec: dict[str, Any], component: str) -> dict[str, Any]:
