@@ -142,7 +142,6 @@ COMPONENT_TYPES: dict[str, str] = {
     "prometheus-probe": "farm.core.components.monitoring:PROBE",
     "prometheusrule": "farm.core.components.monitoring:PROMETHEUS_RULE",
     "servicemonitor": "farm.core.components.monitoring:SERVICE_MONITOR",
-    "thanosruler": "farm.core.components.monitoring_workloads:THANOS_RULER",
     # --- flux, helm and oci ---
     "artifactgenerator": "farm.core.components.fluxextras:ARTIFACT_GENERATOR",
     "bucket": "farm.core.components.fluxkinds:BUCKET",
