@@ -142,6 +142,7 @@ COMPONENT_TYPES: dict[str, str] = {
     "prometheus-probe": "farm.core.components.monitoring:PROBE",
     "prometheusrule": "farm.core.components.monitoring:PROMETHEUS_RULE",
     "servicemonitor": "farm.core.components.monitoring:SERVICE_MONITOR",
+    "thanosruler": "farm.core.components.monitoring_workloads:THANOS_RULER",
     # --- flux, helm and oci ---
     "artifactgenerator": "farm.core.components.fluxextras:ARTIFACT_GENERATOR",
     "bucket": "farm.core.components.fluxkinds:BUCKET",
@@ -174,6 +175,8 @@ COMPONENT_TYPES: dict[str, str] = {
     "cnpg-subscription": "farm.core.components.cnpg:SUBSCRIPTION",
     "postgresql": "farm.core.components.postgresql:HANDLER",
     # --- volsync kinds ---
+    "replicationdestination": "farm.core.components.volsync:REPLICATION_DESTINATION",
+    "replicationsource": "farm.core.components.volsync:REPLICATION_SOURCE",
     # --- raw objects (passthrough, manifests, crd) ---
     "crd": "farm.core.components.rawobjects:CRD",
     "manifests": "farm.core.components.rawobjects:MANIFESTS",
