@@ -1,0 +1,660 @@
+"""Prometheus operator workload kinds (seed 002, "alertmanager", "thanosruler", "prometheus"): one CR
+in the build namespace, decoded strictly into its spec type. Launcher emits no pod or StatefulSet for
+it, so the transform's pod check never sees the pods the operator builds: the kind holds the spec's
+pod view (containers, init containers, volumes, pod securityContext, storage) to the environment
+policy itself, and refuses what the operator or the API would break on the StatefulSet built from it.
+
+The per-kind facts (the containers the operator generates, its ports and volumes, the data volume's
+name, the memory request it fills) are a :class:`Workload`; the checks are shared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from farm.core.components.containers import is_valid_port_name, validate_image
+from farm.core.errors import FieldError
+from farm.core.kinds import monitoring_workloads as types
+from farm.core.kinds.engine import KindContext, kind_component, required_error
+from farm.core.kinds.monitoring import PROMETHEUS_OPERATOR
+from farm.core.model import COMPONENT_LABEL, BuildContext, ComponentSpec, Generated
+from farm.core.names import is_dns1123_label
+from farm.core.policy import (
+    REFUSAL_EXPLICIT_SECRET,
+    REFUSAL_HOST_NAMESPACE,
+    REFUSAL_PRIVILEGED,
+    REFUSAL_REGISTRY,
+    REFUSAL_REPLICA_MAXIMUM,
+    REFUSAL_RESOURCE_MAXIMUM,
+    REFUSAL_STORAGE_MAXIMUM,
+    Policy,
+    check_capabilities,
+    check_host_path,
+    check_privileged,
+    check_registry,
+    refuse,
+)
+from farm.core.quantity import canonical_quantity, parse_quantity
+from farm.core.registry import ComponentType
+
+MONITORING_V1 = "monitoring.coreos.com/v1"
+OPERATOR_MEMORY_REQUEST = "200Mi"
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the operator builds for one kind, as the checks need it."""
+
+    kind: str  # ThanosRuler
+    main: str  # the container that runs the image of ``image``: thanos-ruler
+    containers: tuple[str, ...]  # containers the operator generates (patchable by name)
+    init_containers: tuple[str, ...]
+    prefix: str  # StatefulSet and volume prefix: thanos-ruler
+    data_suffix: str  # the data volume is <prefix>-<name>-<suffix>
+    fills_memory: bool  # the operator requests 200Mi of memory where resources names none
+    reserved_volumes: Callable[[dict[str, Any]], tuple[tuple[str, bool], ...]]  # (name, every pod)
+    reserved_mounts: Callable[[dict[str, Any], str], tuple[str, ...]]
+    rulefiles: bool  # the operator adds <prefix>-<name>-rulefiles-<n> volumes
+    name_limit: int  # the longest name the operator's objects can be named after
+    checks: tuple[Callable[[KindContext, Workload], None], ...] = field(default=())
+
+
+# --- reading helpers ------------------------------------------------------------------------------------
+
+
+def _named(items: list[dict[str, Any]] | None, label: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    for index, item in enumerate(items or []):
+        yield index, f'{label}[{index}] "{item.get("name", "")}"', item
+
+
+def _name_source(kc: KindContext) -> str:
+    return "objectName" if kc.component.properties.get("objectName") else "component name"
+
+
+def _patch(spec: dict[str, Any], name: str) -> tuple[int, dict[str, Any]] | None:
+    for index, container in enumerate(spec.get("containers") or []):
+        if container.get("name") == name:
+            return index, container
+    return None
+
+
+# --- containers ----------------------------------------------------------------------------------------
+
+
+def _check_container_lists(spec: dict[str, Any], wl: Workload) -> None:
+    """Names listed once per list, unique across the two lists (generated names included), and an
+    image on every entry that patches no generated container."""
+    listed: dict[str, dict[str, int]] = {"containers": {}, "initContainers": {}}
+    generated = {"containers": wl.containers, "initContainers": wl.init_containers}
+    for list_key in ("containers", "initContainers"):
+        for index, label, container in _named(spec.get(list_key), list_key):
+            name = container.get("name", "")
+            if name in listed[list_key]:
+                raise FieldError(
+                    f"{label}: the name is listed already at {list_key}[{listed[list_key][name]}], and the "
+                    "Prometheus operator keeps only the last entry of a name; list it once"
+                )
+            listed[list_key][name] = index
+            if not container.get("image") and name not in generated[list_key]:
+                raise FieldError(_no_image(label, list_key, wl))
+    for list_key, other in (("containers", "initContainers"), ("initContainers", "containers")):
+        for _, label, container in _named(spec.get(list_key), list_key):
+            name = container.get("name", "")
+            if name in generated[other]:
+                what = "init container" if other == "initContainers" else "container"
+                raise FieldError(
+                    f"{label}: the name is also that of the {what} the Prometheus operator generates, and "
+                    "the API requires the names of containers and init containers to be unique together; "
+                    "name the container otherwise"
+                )
+            if list_key == "initContainers" and name in listed["containers"]:
+                raise FieldError(
+                    f"{label}: the name is also that of containers[{listed['containers'][name]}], and the "
+                    "API requires the names of containers and init containers to be unique together; "
+                    "name the container otherwise"
+                )
+
+
+def _no_image(label: str, list_key: str, wl: Workload) -> str:
+    generated = wl.containers if list_key == "containers" else wl.init_containers
+    if not generated:
+        return (
+            f"{label}: names no image, and the Prometheus operator merges no entry of {list_key} into a "
+            "container of its own; name an image"
+        )
+    return (
+        f"{label}: names no image, and the Prometheus operator generates no container of that name to "
+        f"merge it into; name an image, or the container it patches ({', '.join(generated)})"
+    )
+
+
+def _check_images(spec: dict[str, Any], wl: Workload) -> None:
+    """The tag rule, with or without a policy: image (unless a patch of the main container names the
+    image it runs), every listed image and every image volume's reference."""
+    main_patch = _patch(spec, wl.main)
+    if spec.get("image") and not (main_patch and main_patch[1].get("image")):
+        validate_image(spec["image"], "image")
+    for list_key in ("containers", "initContainers"):
+        for _, label, container in _named(spec.get(list_key), list_key):
+            if container.get("image"):
+                validate_image(container["image"], f"{label}: image")
+    for _, label, volume in _named(spec.get("volumes"), "volumes"):
+        reference = (volume.get("image") or {}).get("reference")
+        if reference:
+            validate_image(reference, f"{label}: image.reference")
+
+
+def _check_quantities(block: dict[str, Any], path: str) -> None:
+    requests, limits = block.get("requests") or {}, block.get("limits") or {}
+    for section, values in (("request", requests), ("limit", limits)):
+        for name, value in values.items():
+            if parse_quantity(value) < 0:
+                raise FieldError(f"{path}: {name}: {section} {value} must not be negative")
+    for name, request in requests.items():
+        if name in limits and parse_quantity(request) > parse_quantity(limits[name]):
+            raise FieldError(f"{path}: {name}: request {request} must not exceed limit {limits[name]}")
+
+
+def _main_resources(spec: dict[str, Any], wl: Workload) -> tuple[dict[str, dict[str, str]], str, bool]:
+    """The block the main container runs with: resources, a patch's requests and limits merged over it
+    key by key, and the operator's 200Mi memory request where neither names one."""
+    resources = spec.get("resources") or {}
+    requests = dict(resources.get("requests") or {})
+    limits = dict(resources.get("limits") or {})
+    path = "resources"
+    found = _patch(spec, wl.main)
+    if found is not None:
+        index, patch = found
+        requests.update((patch.get("resources") or {}).get("requests") or {})
+        limits.update((patch.get("resources") or {}).get("limits") or {})
+        path = f'resources with containers[{index}] "{wl.main}" merged over it'
+    filled = wl.fills_memory and "memory" not in requests
+    if filled:
+        limit = limits.get("memory")
+        if limit is not None and parse_quantity(limit) < parse_quantity(OPERATOR_MEMORY_REQUEST):
+            raise FieldError(
+                f"{path}: memory: the unset request the Prometheus operator fills as {OPERATOR_MEMORY_REQUEST} "
+                f"must not exceed limit {limit}; name a memory request, or a limit of at least "
+                f"{OPERATOR_MEMORY_REQUEST}"
+            )
+        requests["memory"] = canonical_quantity(OPERATOR_MEMORY_REQUEST)
+    return {"requests": requests, "limits": limits}, path, filled
+
+
+def _check_resources(spec: dict[str, Any], wl: Workload) -> None:
+    block, path, _ = _main_resources(spec, wl)
+    _check_quantities(block, path)
+    for list_key in ("containers", "initContainers"):
+        for _, label, container in _named(spec.get(list_key), list_key):
+            _check_quantities(container.get("resources") or {}, f"{label}: resources")
+
+
+# --- the pod spec the operator writes -----------------------------------------------------------------
+
+
+def _check_port_name(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    port_name = spec.get("portName")
+    if port_name is None:
+        return
+    if not is_valid_port_name(port_name):
+        raise FieldError(
+            f'portName: "{port_name}" is not a valid port name, which must be an IANA service name (at most '
+            "15 characters of lower-case letters, digits and '-', with at least one letter)"
+        )
+
+
+def _check_service_name(spec: dict[str, Any]) -> None:
+    name = spec.get("serviceName")
+    if name is not None and not (len(name) <= 63 and _DNS1035.match(name)):
+        raise FieldError(
+            f'serviceName: "{name}" is not a valid Service name, which must be a DNS-1035 label: lower-case '
+            "letters, digits and '-', starting with a letter and ending with a letter or digit, at most "
+            "63 characters"
+        )
+
+
+def _check_pod_fields(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    replicas = spec.get("replicas")
+    if replicas is not None and replicas < 0:
+        raise FieldError(
+            f"replicas: {replicas} is negative; the Prometheus operator copies it into the StatefulSet, "
+            "which the API refuses"
+        )
+    if spec.get("dnsPolicy") == "None" and not (spec.get("dnsConfig") or {}).get("nameservers"):
+        raise FieldError(
+            "dnsPolicy: None needs dnsConfig.nameservers: the API refuses the pods the Prometheus operator "
+            "copies them into"
+        )
+    _check_service_name(spec)
+    _check_port_name(kc, wl)
+    labels = (spec.get("podMetadata") or {}).get("labels") or {}
+    value = labels.get(COMPONENT_LABEL)
+    if value is not None and value != kc.component.name:
+        raise FieldError(
+            f'podMetadata.labels["{COMPONENT_LABEL}"]: "{value}" is not the component label of component '
+            f'"{kc.component.name}"'
+        )
+
+
+def _check_host_port_zero(authored: dict[str, Any]) -> None:
+    """Under hostNetwork the API server sets an omitted hostPort to the containerPort."""
+    if authored.get("hostNetwork") is not True:
+        return
+    for list_key in ("initContainers", "containers"):
+        for index, container in enumerate(authored.get(list_key) or []):
+            for p_index, port in enumerate((container or {}).get("ports") or []):
+                if isinstance(port, dict) and port.get("hostPort") == 0:
+                    raise FieldError(
+                        f"{list_key}[{index}].ports[{p_index}].hostPort: 0 cannot be carried by the Prometheus "
+                        "operator API types (the field is omitted when zero, so the API server would apply "
+                        "its default, the port's containerPort)"
+                    )
+
+
+# --- volumes, mounts and storage ---------------------------------------------------------------------
+
+
+def _data_volume(kc: KindContext, wl: Workload) -> str:
+    claim = ((kc.decoded.get("storage") or {}).get("volumeClaimTemplate") or {}).get("metadata") or {}
+    return claim.get("name") or f"{wl.prefix}-{kc.obj['metadata']['name']}-{wl.data_suffix}"
+
+
+def _storage_arm(storage: dict[str, Any] | None) -> str | None:
+    if storage is None:
+        return None
+    for arm in ("emptyDir", "ephemeral"):
+        if storage.get(arm) is not None:
+            return arm
+    return "volumeClaimTemplate"
+
+
+def _check_volumes(kc: KindContext, wl: Workload) -> None:
+    spec, name = kc.decoded, kc.obj["metadata"]["name"]
+    reserved = dict(wl.reserved_volumes(spec))
+    rulefiles = re.compile(rf"^{re.escape(wl.prefix)}-{re.escape(name)}-rulefiles-(0|[1-9][0-9]*)$")
+    data = _data_volume(kc, wl)  # an emptyDir where storage is unset
+    seen: dict[str, int] = {}
+    for index, label, volume in _named(spec.get("volumes"), "volumes"):
+        volume_name = volume.get("name", "")
+        if volume_name in seen:
+            raise FieldError(
+                f"{label}: the name is listed already at volumes[{seen[volume_name]}]; name the volume otherwise"
+            )
+        seen[volume_name] = index
+        if volume_name in reserved or (wl.rulefiles and rulefiles.match(volume_name)):
+            which = "every" if reserved.get(volume_name, True) else "this"
+            raise FieldError(
+                f"{label}: the name is a volume the Prometheus operator adds to {which} {wl.kind}'s pods; "
+                "name the volume otherwise"
+            )
+        if volume_name == data:
+            raise FieldError(
+                f"{label}: the name is that of the data volume the Prometheus operator adds to this "
+                f"{wl.kind}'s pods; name the volume otherwise"
+            )
+    main = wl.main
+    reserved_paths = wl.reserved_mounts(spec, name)
+    for index, mount in enumerate(spec.get("volumeMounts") or []):
+        path = posixpath.normpath(mount.get("mountPath", "") or ".")
+        if path in reserved_paths or (
+            wl.rulefiles and path.startswith(f"/etc/thanos/rules/{wl.prefix}-{name}-rulefiles-")
+        ):
+            raise FieldError(
+                f'volumeMounts[{index}] "{mount.get("mountPath", "")}": the path is one the Prometheus operator '
+                f"mounts a volume at in the {main} container; mount the volume elsewhere"
+            )
+
+
+def _storage_request(claim_spec: dict[str, Any] | None) -> str | None:
+    return (((claim_spec or {}).get("resources") or {}).get("requests") or {}).get("storage")
+
+
+def _check_positive_request(value: str | None, path: str) -> None:
+    if value is None:
+        raise FieldError(
+            f"{path}: required (the API requires a storage request of the claim the Prometheus operator makes)"
+        )
+    if parse_quantity(value) <= 0:
+        raise FieldError(f"{path}: {value} is not a positive storage request, which the API requires")
+
+
+def _check_storage(kc: KindContext, wl: Workload) -> None:
+    storage = kc.decoded.get("storage")
+    arm = _storage_arm(storage)
+    if storage is None or arm is None:
+        return
+    name = kc.obj["metadata"]["name"]
+    template = storage.get("volumeClaimTemplate") or {}
+    template_name = (template.get("metadata") or {}).get("name")
+    expected = f"{wl.prefix}-{name}-{wl.data_suffix}"
+    if arm == "volumeClaimTemplate":
+        _check_positive_request(
+            _storage_request(template.get("spec")),
+            "storage.volumeClaimTemplate.spec.resources.requests.storage",
+        )
+        if template_name and not is_dns1123_label(template_name):
+            raise FieldError(
+                f'storage.volumeClaimTemplate.metadata.name: "{template_name}" is not a DNS-1123 label, which the '
+                "Prometheus operator names the data volume with"
+            )
+        reserved = dict(wl.reserved_volumes(kc.decoded))
+        if template_name in reserved:
+            raise FieldError(
+                f'storage.volumeClaimTemplate.metadata.name: "{template_name}" names a volume the Prometheus '
+                f"operator adds to the {wl.kind}'s pods, which the StatefulSet controller replaces with the claim"
+            )
+        return
+    if template_name and template_name != expected:
+        raise FieldError(
+            f'storage.volumeClaimTemplate.metadata.name: "{template_name}" beside storage.{arm}: the Prometheus '
+            f'operator creates the data volume as "{expected}" and mounts it under this name, so the pods would '
+            "mount a volume that does not exist"
+        )
+    if arm == "ephemeral":
+        claim = (storage["ephemeral"] or {}).get("volumeClaimTemplate")
+        if claim is None:
+            raise required_error("storage.ephemeral.volumeClaimTemplate", PROMETHEUS_OPERATOR)
+        if not (claim.get("spec") or {}).get("accessModes"):
+            raise required_error(
+                "storage.ephemeral.volumeClaimTemplate.spec.accessModes", PROMETHEUS_OPERATOR
+            )
+        _check_positive_request(
+            _storage_request(claim.get("spec")),
+            "storage.ephemeral.volumeClaimTemplate.spec.resources.requests.storage",
+        )
+
+
+def _check_name_length(kc: KindContext, wl: Workload) -> None:
+    name = kc.obj["metadata"]["name"]
+    candidates = []
+    if not (kc.decoded.get("storage") or {}).get("volumeClaimTemplate", {}).get("metadata", {}).get("name"):
+        candidates.append(f"{wl.prefix}-{name}-{wl.data_suffix}")
+    if wl.rulefiles:
+        candidates.append(f"{wl.prefix}-{name}-rulefiles-0")
+    for derived in candidates:
+        if not is_dns1123_label(derived):
+            raise FieldError(
+                f'{wl.kind} "{name}": the Prometheus operator names the volume "{derived}" after the '
+                f"{_name_source(kc)}, which is not a DNS-1123 label (at most 63 characters, no dots); the "
+                f"{_name_source(kc)} may have at most {wl.name_limit} characters and no dot"
+            )
+
+
+# --- policy ------------------------------------------------------------------------------------------------
+
+
+def _unset_image(what: str, where: str, policy: Policy) -> Exception:
+    return refuse(
+        f"{what}: unset, so the Prometheus operator chooses the image the pods run, which the environment "
+        f"policy's allowed registries {list(policy.allowed_registries)} cannot hold; name an image from an "
+        f"allowed registry {where}",
+        REFUSAL_REGISTRY,
+    )
+
+
+def _policy_images(spec: dict[str, Any], wl: Workload, policy: Policy) -> None:
+    main_patch = _patch(spec, wl.main)
+    patch_image = main_patch[1].get("image") if main_patch else None
+    if spec.get("image") and not patch_image:
+        check_registry(policy, spec["image"], "image")
+    if policy.allowed_registries:
+        if not spec.get("image") and not patch_image:
+            raise _unset_image("image", f"in image or in an entry of containers named {wl.main}", policy)
+        for list_key, names in (("containers", wl.containers), ("initContainers", wl.init_containers)):
+            for generated in names:
+                if generated == wl.main:
+                    continue
+                entries = [c for c in spec.get(list_key) or [] if c.get("name") == generated]
+                if not any(c.get("image") for c in entries):
+                    raise _unset_image(
+                        f"the image of the {generated} container ({list_key})",
+                        f"in an entry of {list_key} named {generated}",
+                        policy,
+                    )
+    for _, label, volume in _named(spec.get("volumes"), "volumes"):
+        reference = (volume.get("image") or {}).get("reference")
+        if reference:
+            check_registry(policy, reference, f"{label}: image.reference")
+
+
+def _policy_maximum(policy: Policy, block: dict[str, Any], path: str, filled: bool = False) -> None:
+    maxima = {"cpu": policy.max_cpu, "memory": policy.max_memory}
+    for section, word in (("requests", "request"), ("limits", "limit")):
+        for resource, maximum in maxima.items():
+            value = (block.get(section) or {}).get(resource)
+            if not maximum or value is None or parse_quantity(value) <= parse_quantity(maximum):
+                continue
+            where = path
+            if filled and section == "requests" and resource == "memory":
+                where = f"{path}, whose unset memory request the Prometheus operator fills as {OPERATOR_MEMORY_REQUEST}"
+            raise refuse(
+                f'{where}: {resource} {word} "{value}" exceeds enforced maximum "{maximum}"',
+                REFUSAL_RESOURCE_MAXIMUM,
+            )
+
+
+def _policy_storage(spec: dict[str, Any], policy: Policy) -> None:
+    if not policy.max_storage:
+        return
+    storage = spec.get("storage")
+    arm = _storage_arm(storage)
+    claims: list[tuple[str, str | None]] = []
+    if arm == "volumeClaimTemplate":
+        claims.append(
+            ("storage.volumeClaimTemplate", _storage_request(storage["volumeClaimTemplate"].get("spec")))
+        )
+    elif arm == "ephemeral":
+        claim = (storage["ephemeral"] or {}).get("volumeClaimTemplate") or {}
+        claims.append(("storage.ephemeral.volumeClaimTemplate", _storage_request(claim.get("spec"))))
+    for _, label, volume in _named(spec.get("volumes"), "volumes"):
+        claim = ((volume.get("ephemeral") or {}).get("volumeClaimTemplate")) or {}
+        claims.append((f"{label}: ephemeral.volumeClaimTemplate", _storage_request(claim.get("spec"))))
+    for path, value in claims:
+        if value is not None and parse_quantity(value) > parse_quantity(policy.max_storage):
+            raise refuse(
+                f'{path}: storage request "{value}" exceeds enforced maximum "{policy.max_storage}"',
+                REFUSAL_STORAGE_MAXIMUM,
+            )
+
+
+def _policy_pods(spec: dict[str, Any], policy: Policy) -> None:
+    if spec.get("hostNetwork") is True and not policy.allow_host_network:
+        raise refuse(
+            "hostNetwork: the host namespace is not allowed by the environment policy", REFUSAL_HOST_NAMESPACE
+        )
+    for index, volume in enumerate(spec.get("volumes") or []):
+        check_host_path(policy, volume, f"volumes[{index}]")
+    windows = ((spec.get("securityContext") or {}).get("windowsOptions")) or {}
+    if windows.get("hostProcess") is True and not policy.allow_privileged:
+        raise refuse(
+            "securityContext.windowsOptions.hostProcess: a host process pod is privileged, which the "
+            "environment policy does not allow",
+            REFUSAL_PRIVILEGED,
+        )
+    for list_key in ("containers", "initContainers"):
+        for _, label, container in _named(spec.get(list_key), list_key):
+            check_privileged(policy, container.get("securityContext"), label)
+            check_capabilities(policy, container.get("securityContext"), label)
+            if container.get("image"):
+                check_registry(policy, container["image"], label)
+
+
+def _check_policy(kc: KindContext, wl: Workload) -> None:
+    spec, policy = kc.decoded, kc.build.policy
+    _policy_images(spec, wl, policy)
+    replicas = spec.get("replicas")
+    count = 1 if replicas is None else replicas
+    if policy.max_replicas is not None and count > policy.max_replicas:
+        raise refuse(
+            f"replicas {count} exceeds enforced maximum {policy.max_replicas}", REFUSAL_REPLICA_MAXIMUM
+        )
+    block, path, filled = _main_resources(spec, wl)
+    _policy_maximum(policy, block, path, filled)
+    for list_key in ("containers", "initContainers"):
+        for _, label, container in _named(spec.get(list_key), list_key):
+            _policy_maximum(policy, container.get("resources") or {}, f"{label}: resources")
+    _policy_storage(spec, policy)
+    _policy_pods(spec, policy)
+    if not policy.explicit_secrets_allowed:
+        for index, entry in enumerate(spec.get("remoteWrite") or []):
+            if entry.get("bearerToken"):
+                raise refuse(
+                    f"remoteWrite[{index}].bearerToken: holds a credential in the object, and the environment "
+                    "policy forbids explicit secrets; name a Secret key in authorization.credentials instead",
+                    REFUSAL_EXPLICIT_SECRET,
+                )
+
+
+def workload_check(wl: Workload) -> Callable[[KindContext], None]:
+    def check(kc: KindContext) -> None:
+        for kind_check in wl.checks:
+            kind_check(kc, wl)
+        _check_host_port_zero(kc.authored)
+        _check_container_lists(kc.decoded, wl)
+        _check_images(kc.decoded, wl)
+        _check_resources(kc.decoded, wl)
+        _check_pod_fields(kc, wl)
+        _check_storage(kc, wl)
+        _check_volumes(kc, wl)
+        _check_name_length(kc, wl)
+        _check_policy(kc, wl)
+
+    return check
+
+
+# --- thanosruler ----------------------------------------------------------------------------------------
+
+EXCLUDED_GROUP = "monitoring.coreos.com"
+
+
+def _authored_key(obj: dict[str, Any], name: str) -> str | None:
+    for key in obj:
+        if str(key).lower() == name.lower():
+            return str(key)
+    return None
+
+
+def _check_excluded_groups(kc: KindContext, wl: Workload) -> None:
+    """The type writes group whether or not it was authored: an unauthored one gets the one value the
+    API admits, an authored empty one is refused."""
+    key = _authored_key(kc.authored, "excludedFromEnforcement")
+    authored = kc.authored.get(key) if key else None
+    for index, entry in enumerate(kc.decoded.get("excludedFromEnforcement") or []):
+        if entry["group"]:
+            continue
+        raw = authored[index] if isinstance(authored, list) else {}
+        group_key = _authored_key(raw, "group")
+        if group_key is not None and raw[group_key] is not None:
+            raise FieldError(
+                f"excludedFromEnforcement[{index}].group: empty: the API admits only {EXCLUDED_GROUP}; leave "
+                f"group out, or write {EXCLUDED_GROUP}"
+            )
+        entry["group"] = EXCLUDED_GROUP
+
+
+def _check_thanos_port_name(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    if spec.get("portName") != "grpc":
+        return
+    if not spec.get("listenLocal"):
+        target = "the thanos-ruler container"
+    elif spec.get("serviceName") is None:
+        target = "the governing Service it creates (thanos-ruler-operated)"
+    else:
+        return
+    raise FieldError(
+        f'portName: "grpc" is the name of a port the Prometheus operator adds to {target}, so the web port '
+        "would share its name; name the port otherwise"
+    )
+
+
+def _rename_external_labels(kc: KindContext, wl: Workload) -> None:
+    if "externalLabels" in kc.decoded:
+        kc.decoded["labels"] = kc.decoded.pop("externalLabels")
+
+
+def _thanos_reserved_volumes(spec: dict[str, Any]) -> tuple[tuple[str, bool], ...]:
+    volumes = [("tls-assets", True), ("web-config", True), ("remote-write-config", True)]
+    keyed = (
+        ("query-config", spec.get("queryConfig") is not None),
+        ("alertmanager-config", spec.get("alertmanagersConfig") is not None),
+        (
+            "objstorage-config",
+            spec.get("objectStorageConfig") is not None and not spec.get("objectStorageConfigFile"),
+        ),
+        ("tracing-config", spec.get("tracingConfig") is not None and not spec.get("tracingConfigFile")),
+        (
+            "alertrelabel-config",
+            spec.get("alertRelabelConfigs") is not None and not spec.get("alertRelabelConfigFile"),
+        ),
+    )
+    volumes += [(name, False) for name, present in keyed if present]
+    return tuple(volumes)
+
+
+def _thanos_reserved_mounts(spec: dict[str, Any], name: str) -> tuple[str, ...]:
+    keyed = [volume for volume, every in _thanos_reserved_volumes(spec) if not every]
+    return (
+        "/thanos/data",
+        "/etc/thanos/certs",
+        "/etc/thanos/web_config/web-config.yaml",
+        *(f"/etc/thanos/config/{volume}" for volume in keyed),
+    )
+
+
+THANOS_RULER_WORKLOAD = Workload(
+    kind="ThanosRuler",
+    main="thanos-ruler",
+    containers=("thanos-ruler", "config-reloader"),
+    init_containers=(),
+    prefix="thanos-ruler",
+    data_suffix="data",
+    fills_memory=True,
+    reserved_volumes=_thanos_reserved_volumes,
+    reserved_mounts=_thanos_reserved_mounts,
+    rulefiles=True,
+    name_limit=38,
+    checks=(_rename_external_labels, _check_excluded_groups, _check_thanos_port_name),
+)
+
+
+def _refuse_renamed_labels(
+    build: Callable[[ComponentSpec, BuildContext], Generated],
+) -> Callable[..., Generated]:
+    """The spec's labels is the externalLabels property; another spelling of labels would reach the
+    spec field through the case-insensitive decode, so it is refused by name."""
+
+    def wrapped(component: ComponentSpec, ctx: BuildContext) -> Generated:
+        for key in sorted(component.properties, key=str):
+            if str(key) != "labels" and str(key).lower() == "labels":
+                raise FieldError(
+                    f"{key}: not a thanosruler property: the ThanosRuler's external labels are the "
+                    "externalLabels property, and labels are the object's own labels"
+                )
+        return build(component, ctx)
+
+    return wrapped
+
+
+def _thanos_ruler() -> ComponentType:
+    handler = kind_component(
+        "thanosruler",
+        MONITORING_V1,
+        "ThanosRuler",
+        "monitoringv1.ThanosRulerSpec",
+        spec=types.THANOS_RULER_SPEC,
+        api=PROMETHEUS_OPERATOR,
+        check=workload_check(THANOS_RULER_WORKLOAD),
+    )
+    return dataclasses.replace(handler, build=_refuse_renamed_labels(handler.build))
+
+
+THANOS_RULER = _thanos_ruler()
