@@ -476,3 +476,22 @@ def test_secret_references_build_under_a_policy_that_forbids_explicit_secrets() 
         "gitrepository", {"url": "https://git.example/r", "secretRef": {"name": "auth"}}, policy=forbid
     )
     assert git["spec"]["secretRef"] == {"name": "auth"}
+
+
+def test_the_helm_and_oci_rules_refuse_a_generated_source_in_its_terminals_words() -> None:
+    policy = allow("charts.example.com", "ghcr.io")
+    helm = {"chart": "x", "source": {"url": "https://other.example.com/charts"}}
+    assert _registry_refusal("helm", helm, policy) == (
+        'component "c": helmrepository: url: host "other.example.com" is not in the allowed registries '
+        "[charts.example.com, ghcr.io]"
+    )
+    kind = {"url": "https://other.example.com/charts"}
+    assert _registry_refusal("helmrepository", kind, policy) == _registry_refusal("helm", helm, policy)
+    oci = {"version": "1.0.0", "source": {"url": "oci://ghcr.io/"}}
+    assert _registry_refusal("oci", oci, policy) == _registry_refusal(
+        "ocirepository", {"url": "oci://ghcr.io/"}, policy
+    )
+    bucket = {"source": {"kind": "Bucket", "endpoint": "s3.amazonaws.com", "bucketName": "b"}, "chart": "c"}
+    assert _registry_refusal("helm", bucket, policy).startswith(
+        'component "c": bucket: endpoint: host "s3.amazonaws.com" is an Amazon S3 endpoint'
+    )

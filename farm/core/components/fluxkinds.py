@@ -179,13 +179,7 @@ def _check_helm_repository(kc: KindContext) -> None:
         raise _scheme_error("oci:// under type: oci")
     if not url.startswith(("http://", "https://", "oci://")):
         raise _scheme_error("http://, https:// or oci://")
-    where = "helmrepository: url"
-    if url.startswith("oci://"):
-        sources.check_oci_source_url(kc.build.policy, url, where, repository_required=False)
-    else:
-        sources.refuse_unlisted_host(
-            kc.build.policy, sources.url_host(url), sources.raw_authority(url), where
-        )
+    sources.check_source_policy(kc.build.policy, "HelmRepository", spec)
 
 
 def _check_oci_repository(kc: KindContext) -> None:
@@ -195,7 +189,7 @@ def _check_oci_repository(kc: KindContext) -> None:
     if not spec["url"].startswith("oci://"):
         raise _scheme_error("oci://")
     _fill_verify_provider(kc, "verify")
-    sources.check_oci_source_url(kc.build.policy, spec["url"], "ocirepository: url", repository_required=True)
+    sources.check_source_policy(kc.build.policy, "OCIRepository", spec)
 
 
 def _check_git_repository(kc: KindContext) -> None:
@@ -208,9 +202,7 @@ def _check_git_repository(kc: KindContext) -> None:
             "url: must start with http://, https:// or ssh:// (write an scp-style git@host:org/repo as "
             "ssh://git@host/org/repo)"
         )
-    sources.refuse_unlisted_host(
-        kc.build.policy, sources.url_host(url), sources.raw_authority(url), "gitrepository: url"
-    )
+    sources.check_source_policy(kc.build.policy, "GitRepository", spec)
 
 
 def _check_bucket(kc: KindContext) -> None:
@@ -218,9 +210,7 @@ def _check_bucket(kc: KindContext) -> None:
     _default_interval(spec)
     _require(spec, "bucketName")
     _require(spec, "endpoint")
-    sources.check_bucket_endpoint(
-        kc.build.policy, spec["endpoint"], spec.get("provider", ""), "bucket: endpoint"
-    )
+    sources.check_source_policy(kc.build.policy, "Bucket", spec)
 
 
 def _check_helm_chart(kc: KindContext) -> None:

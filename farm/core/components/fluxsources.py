@@ -277,3 +277,20 @@ def check_bucket_endpoint(policy: Policy, endpoint: str, provider: str, where: s
         )
     host = authority if "@" not in authority else None
     refuse_unlisted_host(policy, host, authority, where)
+
+
+def check_source_policy(policy: Policy, kind: str, spec: dict[str, Any]) -> None:
+    """The allowlist a source terminal holds its spec to, whoever built the spec (an authored
+    source kind, or the helm and oci rules' generated sources): the url host of the three
+    repositories, the endpoint of a Bucket; a HelmChart fetches nothing itself."""
+    if kind == "HelmChart":
+        return
+    if kind == "Bucket":
+        check_bucket_endpoint(policy, spec.get("endpoint", ""), spec.get("provider", ""), "bucket: endpoint")
+        return
+    url = spec.get("url", "")
+    where = f"{kind.lower()}: url"
+    if url.startswith("oci://"):
+        check_oci_source_url(policy, url, where, repository_required=kind == "OCIRepository")
+    else:
+        refuse_unlisted_host(policy, url_host(url), raw_authority(url), where)

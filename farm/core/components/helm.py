@@ -515,19 +515,8 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
 
 
 def _check_source_policy(policy: Policy, source: Source) -> None:
-    spec = source.spec or {}
-    where = f"helm: source ({source.kind})"
-    if source.kind == "Bucket":
-        endpoint = spec.get("endpoint", "")
-        host = urlsplit(endpoint).netloc if "://" in endpoint else endpoint
-        if spec.get("provider") == "gcp":
-            host = "storage.googleapis.com"
-        sources.check_allowed_host(policy, host, where)
-        return
-    url = spec.get("url", "")
-    if url.startswith("oci://"):
-        sources.check_oci_registry_named(policy, url, where)
-    sources.check_allowed_host(policy, sources.url_host(url), where)
+    """The generated source is held to its terminal's allowlist, with the terminal's refusal."""
+    sources.check_source_policy(policy, source.kind, source.spec or {})
 
 
 HANDLER = ComponentType(

@@ -211,11 +211,9 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
 
 
 def _check_source_policy(ctx: BuildContext, url: str) -> None:
-    where = "ocirepository: url"
-    sources.check_oci_registry_named(ctx.policy, url, where)
-    if ctx.policy.allowed_registries and not url[len("oci://") :].partition("/")[2]:
-        raise _fail("source.url: must name a repository (oci://<registry>/<repository>)")
-    sources.check_allowed_host(ctx.policy, sources.url_host(url), where)
+    """The allowlist of the ocirepository terminal, refused in its words (``ocirepository: url: ...``):
+    an explicit registry, a repository path, and a listed registry."""
+    sources.check_source_policy(ctx.policy, "OCIRepository", {"url": url})
 
 
 HANDLER = ComponentType(
