@@ -428,7 +428,13 @@ def go_format_float(value: float) -> str:
 
 
 class _FarmDumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    pass
+    """Every scalar is tagged as a string and its style is decided here (quoting for strings that
+    would read back as another type, plain for numbers, booleans and null), so the serializer
+    needs no implicit resolvers: an empty table keeps its per-scalar tag resolution trivial."""
+
+
+_FarmDumper.yaml_implicit_resolvers = {}
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _represent_str(dumper: _FarmDumper, value: str) -> yaml.ScalarNode:
@@ -438,23 +444,23 @@ def _represent_str(dumper: _FarmDumper, value: str) -> yaml.ScalarNode:
         style = '"'
     else:
         style = None
-    return yaml.ScalarNode("tag:yaml.org,2002:str", value, style=style)
+    return yaml.ScalarNode(_STR_TAG, value, style=style)
 
 
 def _represent_bool(dumper: _FarmDumper, value: bool) -> yaml.ScalarNode:
-    return yaml.ScalarNode("tag:yaml.org,2002:bool", "true" if value else "false")
+    return yaml.ScalarNode(_STR_TAG, "true" if value else "false")
 
 
 def _represent_int(dumper: _FarmDumper, value: int) -> yaml.ScalarNode:
-    return yaml.ScalarNode("tag:yaml.org,2002:int", str(value))
+    return yaml.ScalarNode(_STR_TAG, str(value))
 
 
 def _represent_float(dumper: _FarmDumper, value: float) -> yaml.ScalarNode:
-    return yaml.ScalarNode("tag:yaml.org,2002:float", go_format_float(value))
+    return yaml.ScalarNode(_STR_TAG, go_format_float(value))
 
 
 def _represent_none(dumper: _FarmDumper, value: None) -> yaml.ScalarNode:
-    return yaml.ScalarNode("tag:yaml.org,2002:null", "null")
+    return yaml.ScalarNode(_STR_TAG, "null")
 
 
 def _represent_dict(dumper: _FarmDumper, value: dict[str, Any]) -> yaml.MappingNode:
