@@ -55,7 +55,14 @@ def _example_inputs() -> list[tuple[bytes, bytes, bytes | None, bytes | None]]:
     for app in sorted((fleet / "applications").glob("*/app.yaml")):
         package = app.parent / "kurel.yaml"
         for cluster in clusters:
-            inputs.append((app.read_bytes(), cluster.read_bytes(), package.read_bytes() if package.exists() else None, None))
+            inputs.append(
+                (
+                    app.read_bytes(),
+                    cluster.read_bytes(),
+                    package.read_bytes() if package.exists() else None,
+                    None,
+                )
+            )
     return inputs
 
 
@@ -94,7 +101,9 @@ def _time_io_floor(inputs, outputs, rounds: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=20)
     options = parser.parse_args()
     inputs, outputs = _renderable(_golden_inputs() + _example_inputs())
