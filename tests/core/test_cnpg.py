@@ -412,3 +412,37 @@ def test_objectstore_refuses_server_name_and_uncarriable_interval() -> None:
     assert _error("cnpg-objectstore", "configuration: {}").message == (
         'component "db": configuration.destinationPath: required (the CloudNativePG API requires this field)'
     )
+
+
+# --- the postgresql Cluster goes through the cnpg-cluster kind's decode ------------------------------
+
+
+def test_postgresql_role_drops_the_false_flags_go_omits_and_keeps_inherit() -> None:
+    roles = _objects(
+        "postgresql",
+        "managedRoles:\n- name: app\n  login: false\n  superuser: false\n  bypassrls: false\n  inherit: false",
+    )[0]["spec"]["managed"]["roles"]
+    assert roles == [{"name": "app", "inherit": False}]
+
+
+def test_role_valid_until_is_written_in_utc_on_both_cluster_routes() -> None:
+    valid_until = "validUntil: '2030-01-01T02:00:00+02:00'"
+    via_rule = _objects("postgresql", f"managedRoles:\n- name: app\n  {valid_until}")[0]
+    via_kind = _objects("cnpg-cluster", f"managed:\n  roles:\n  - name: app\n    {valid_until}")[0]
+    for cluster in (via_rule, via_kind):
+        assert cluster["spec"]["managed"]["roles"][0]["validUntil"] == "2030-01-01T00:00:00Z"
+
+
+def test_role_valid_until_must_be_an_rfc3339_time() -> None:
+    error = _error("cnpg-cluster", "managed:\n  roles:\n  - name: app\n    validUntil: tomorrow")
+    assert error.message == 'component "db": managed.roles[0].validUntil: "tomorrow" is not an RFC 3339 time'
+
+
+def test_external_cluster_store_is_decoded_to_its_field_names() -> None:
+    cluster = _objects(
+        "postgresql",
+        "externalClusters:\n- name: origin\n  barmanObjectStore: {DestinationPath: 's3://b/o', serverName: o}",
+    )[0]
+    assert cluster["spec"]["externalClusters"] == [
+        {"name": "origin", "barmanObjectStore": {"destinationPath": "s3://b/o", "serverName": "o"}}
+    ]

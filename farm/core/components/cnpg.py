@@ -6,7 +6,6 @@ CloudNativePG admits for a Cluster. Only the catalogs are policed (their images)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from farm.core.components.cnpg_common import (
@@ -14,6 +13,7 @@ from farm.core.components.cnpg_common import (
     check_cluster_name,
     check_image_registry,
     check_image_tag,
+    rfc3339_time,
 )
 from farm.core.components.cnpg_database import CLUSTER_REFERENCE, CNPG
 from farm.core.errors import FieldError
@@ -168,24 +168,13 @@ def _check_cluster_reference(ctx: KindContext) -> None:
     check_cluster_name(ctx.decoded["cluster"].get("name", ""), "cluster.name")
 
 
-def _valid_until(value: str) -> str:
-    """metav1.Time: RFC 3339 in, UTC with second precision out."""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
-        raise FieldError(f'validUntil: "{value}" is not an RFC 3339 time')
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _check_role(ctx: KindContext) -> None:
     _check_cluster_reference(ctx)
     spec = ctx.obj["spec"]
     if spec.get("name") == "":
         raise FieldError("name: must not be empty (the DatabaseRole CRD refuses an empty role name)")
     if spec.get("validUntil") is not None:
-        spec["validUntil"] = _valid_until(spec["validUntil"])
+        spec["validUntil"] = rfc3339_time(spec["validUntil"], "validUntil")
 
 
 def _catalog_images(spec: dict[str, Any]) -> list[tuple[str, str]]:

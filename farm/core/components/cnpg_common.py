@@ -5,6 +5,7 @@ block (policy defaults and maxima, request <= limit, hugepages need cpu or memor
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from farm.core.errors import FieldError
@@ -100,6 +101,19 @@ def refuse_operator_chosen_image(policy: Policy, path: str) -> None:
             f"allowed registries {registries_text(policy)} cannot hold; name an image from one of them",
             REFUSAL_REGISTRY,
         )
+
+
+def rfc3339_time(value: Any, path: str) -> str:
+    """metav1.Time: RFC 3339 in, UTC with second precision out (Go's MarshalJSON)."""
+    if not isinstance(value, str):
+        raise FieldError(f"{path}: must be a string, got {go_type_name(value)}")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
+        raise FieldError(f'{path}: "{value}" is not an RFC 3339 time')
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- resources -------------------------------------------------------------------------------

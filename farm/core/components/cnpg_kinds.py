@@ -28,6 +28,7 @@ from farm.core.components.cnpg_common import (
     dns1035_rule,
     is_dns1035_label,
     refuse_operator_chosen_image,
+    rfc3339_time,
 )
 from farm.core.components.cnpg_database import CLUSTER_REFERENCE, CNPG
 from farm.core.errors import FieldError
@@ -38,6 +39,7 @@ from farm.core.kinds.engine import (
     QUANTITY,
     RAW,
     STRING,
+    Custom,
     F,
     KindContext,
     Struct,
@@ -271,6 +273,7 @@ POOLER = kind_component(
 # --- Cluster ----------------------------------------------------------------------------------------
 
 _O, _P = "omit", "omit ptr"
+TIME = Custom("Time", lambda value, path, _api: rfc3339_time(value, path))
 STORAGE_CONFIGURATION = Struct(
     "StorageConfiguration",
     [
@@ -288,7 +291,7 @@ ROLE_CONFIGURATION = Struct(
         F("ensure", STRING, _O),
         F("passwordSecret", RAW, _P),
         F("connectionLimit", INT64, _O, default="-1"),
-        F("validUntil", STRING, _P),
+        F("validUntil", TIME, _P),
         F("inRoles", list_of(STRING), _O),
         F("inherit", BOOL, _P),
         F("disablePassword", BOOL, _O),

@@ -28,8 +28,11 @@ from farm.core.components.cnpg_common import (
     dns1035_rule,
     is_dns1035_label,
 )
+from farm.core.components.cnpg_database import CNPG
+from farm.core.components.cnpg_kinds import CLUSTER_SPEC
 from farm.core.components.postgresql_parse import PostgresqlConfig, parse_config
 from farm.core.errors import FieldError
+from farm.core.kinds.engine import decode_struct
 from farm.core.model import BuildContext, ComponentSpec, Generated
 from farm.core.registry import TIER_SERVICES, ComponentType
 
@@ -67,7 +70,9 @@ def _image(config: PostgresqlConfig) -> str:
 
 
 def _cluster(config: PostgresqlConfig, cluster_name: str, store_name: str | None, ctx: BuildContext) -> dict:
-    spec = members.cluster_spec(config, _image(config), store_name)
+    # The member is a cnpg-cluster component: its properties go through that kind's decode, so
+    # what Go's omitempty drops (a managed role's login: false) is dropped here too.
+    spec = decode_struct(members.cluster_spec(config, _image(config), store_name), CLUSTER_SPEC, "", CNPG)
     check_cluster_images(spec)
     apply_cluster_policy(
         spec,
