@@ -207,6 +207,58 @@ def test_httproute_refusals() -> None:
     assert _refusal("httproute", {"hostname": "x"}).startswith("hostname: unknown property")
 
 
+def test_httproute_filters_take_the_gateway_api_shape() -> None:
+    redirect = {
+        "type": "RequestRedirect",
+        "requestRedirect": {"scheme": "https", "statusCode": 301, "path": {"type": "ReplaceFullPath"}},
+    }
+    mirror = {"type": "RequestMirror", "requestMirror": {"percent": 0}}
+    auth = {"type": "ExternalAuth", "externalAuth": {"protocol": "HTTP", "http": {"path": ""}, "grpc": None}}
+    rule = {"filters": [redirect, mirror, auth]}
+    [route], _ = _apply("httproute", {"rules": [rule]})
+    assert route["spec"]["rules"][0]["filters"] == [
+        {
+            "type": "RequestRedirect",
+            "requestRedirect": {"scheme": "https", "statusCode": 301, "path": {"type": "ReplaceFullPath"}},
+        },
+        # a non-pointer backendRef is written even when unauthored; a pointer 0 is kept
+        {"type": "RequestMirror", "requestMirror": {"backendRef": {"name": ""}, "percent": 0}},
+        # an omitempty "" is dropped, a null pointer is absent
+        {
+            "type": "ExternalAuth",
+            "externalAuth": {"protocol": "HTTP", "backendRef": {"name": ""}, "http": {}},
+        },
+    ]
+
+
+def test_httproute_backend_ref_filters_are_decoded_too() -> None:
+    header = {"type": "RequestHeaderModifier", "requestHeaderModifier": {"remove": ["X-Debug"]}}
+    rule = {"backendRefs": [{"name": "other", "port": 80, "filters": [header]}]}
+    [route], _ = _apply("httproute", {"rules": [rule]})
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "other", "port": 80, "filters": [header]}]
+    bad = {"type": "RequestHeaderModifier", "requestHeaderModifier": {"remove": "X-Debug"}}
+    rule = {"backendRefs": [{"name": "other", "port": 80, "filters": [bad]}]}
+    assert (
+        _refusal("httproute", {"rules": [rule]})
+        == "rules[0].backendRefs[0].filters[0].requestHeaderModifier.remove: must be a list, got string"
+    )
+
+
+def test_httproute_filter_refusals_name_the_field() -> None:
+    cors = {"type": "CORS", "cors": {"allowOrigins": ["https://a.example"], "maxAge": "10m"}}
+    assert _refusal("httproute", {"rules": [{"filters": [cors]}]}) == (
+        "rules[0].filters[0].cors.maxAge: must be an integer, got string"
+    )
+    typo = {"type": "URLRewrite", "urlRewrite": {"host": "a.example"}}
+    assert _refusal("httproute", {"rules": [{"filters": [typo]}]}) == (
+        'unknown field "rules[0].filters[0].urlRewrite.host"'
+    )
+    mismatched = {"type": "CORS", "urlRewrite": {}}
+    assert _refusal("httproute", {"rules": [{"filters": [mismatched]}]}) == (
+        "rules[0].filters[0].urlRewrite: unknown property (allowed: cors, type)"
+    )
+
+
 # --- expose --------------------------------------------------------------------------------------
 
 
@@ -490,6 +542,14 @@ def test_volsync_defaults() -> None:
         "repository": "web-volsync-secret",
         "retain": {"daily": 7, "weekly": 4, "monthly": 3},
     }
+
+
+def test_volsync_retain_keeps_within() -> None:
+    props = {"sourcePVC": "data", "retain": {"hourly": 6, "within": "3d"}}
+    [source], _ = _apply("volsync", props)
+    assert source["spec"]["restic"]["retain"] == {"hourly": 6, "within": "3d"}
+    props = {"sourcePVC": "data", "retain": {"within": 3}}
+    assert _refusal("volsync", props) == "retain.within: must be a string, got int"
 
 
 # --- components: persistentvolumeclaim, configmap, secret -----------------------------------------

@@ -184,6 +184,7 @@ class RouteTypes:
                 F("extensionRef", LOCAL_OBJECT_REFERENCE, "omit ptr"),
             ],
         )
+        self.http_filter = http_filter  # the httproute trait decodes its filters with it
         grpc_filter = Struct(
             "GRPCRouteFilter",
             [

@@ -7,7 +7,9 @@ from typing import Any
 
 from farm.core.durations import DurationError, normalize_duration
 from farm.core.errors import FieldError
-from farm.core.fields import go_type_name, parse_object_field, parse_object_list, parse_string_list
+from farm.core.fields import parse_object_field, parse_object_list, parse_string_list
+from farm.core.kinds.engine import GATEWAY, decode_value
+from farm.core.kinds.gateway import HTTP_ROUTES
 from farm.core.registry import TraitApplication, TraitType
 from farm.core.traits._common import (
     COMMON_KEYS,
@@ -122,8 +124,8 @@ def _match(match: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _filters(rule: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    filters, _ = parse_object_list(rule, "filters", f"{where}.filters")
+def _filters(holder: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    filters, _ = parse_object_list(holder, "filters", f"{where}.filters")
     out = []
     for index, item in enumerate(filters):
         path = f"{where}.filters[{index}]"
@@ -132,10 +134,9 @@ def _filters(rule: dict[str, Any], where: str) -> list[dict[str, Any]]:
         if field is None:
             raise FieldError(f'{path}.type: must be one of {", ".join(FILTER_TYPES)}, got "{kind}"')
         check_known_keys(item, {"type", field}, path)
-        config = item.get(field)
-        if config is not None and not isinstance(config, dict):
-            raise FieldError(f"{path}.{field}: must be an object, got {go_type_name(config)}")
-        out.append(without_nulls(item))
+        # The Gateway API's HTTPRouteFilter table gives the filter its Go shape: unknown or
+        # mistyped keys at any depth are refused and omitempty fields are dropped.
+        out.append(decode_value(item, HTTP_ROUTES.http_filter, path, GATEWAY))
     return out
 
 
@@ -168,6 +169,10 @@ def _backend_refs(
         path = f"{where}.backendRefs[{index}]"
         check_known_keys(ref, BACKEND_KEYS, path)
         item = without_nulls(ref)
+        filters = _filters(ref, path)
+        item.pop("filters", None)
+        if filters:
+            item["filters"] = filters
         name = string_prop(ref, "name", f"{path}.name") or backend.name
         port = port_number(ref.get("port"), f"{path}.port")
         if name == backend.name and not ref.get("namespace"):
