@@ -34,16 +34,19 @@ def validate_rendering(rendering: dict[str, Any], key: str) -> dict[str, Any]:
     return rendering
 
 
-def _retain(props: dict[str, Any]) -> dict[str, int]:
+def _retain(props: dict[str, Any]) -> dict[str, Any]:
     retain, present = parse_object_field(props, "retain")
     if not present:
         return dict(DEFAULT_RETAIN)
     check_known_keys(retain, ("hourly", "daily", "weekly", "monthly", "yearly", "within"), "retain")
-    out = {}
+    out: dict[str, Any] = {}
     for key in ("hourly", "daily", "weekly", "monthly", "yearly"):
         value, has = parse_int32_field(retain, key, f"retain.{key}")
         if has:
             out[key] = value
+    within = string_prop(retain, "within", "retain.within")
+    if within:
+        out["within"] = within
     return out
 
 
