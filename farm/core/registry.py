@@ -139,6 +139,7 @@ COMPONENT_TYPES: dict[str, str] = {
     "volumeattributesclass": "farm.core.components.storage:VOLUME_ATTRIBUTES_CLASS",
     # --- monitoring kinds ---
     "podmonitor": "farm.core.components.monitoring:POD_MONITOR",
+    "prometheus": "farm.core.components.monitoring_workloads:PROMETHEUS",
     "prometheus-probe": "farm.core.components.monitoring:PROBE",
     "prometheusrule": "farm.core.components.monitoring:PROMETHEUS_RULE",
     "servicemonitor": "farm.core.components.monitoring:SERVICE_MONITOR",

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from farm.core import gourl
 from farm.core.components.containers import is_valid_port_name, validate_image
 from farm.core.errors import FieldError
 from farm.core.kinds import monitoring_workloads as types
@@ -63,6 +64,23 @@ class Workload:
     rulefiles: bool  # the operator adds <prefix>-<name>-rulefiles-<n> volumes
     name_limit: int  # the longest name the operator's objects can be named after
     checks: tuple[Callable[[KindContext, Workload], None], ...] = field(default=())
+    # containers the operator generates only for some specs (prometheus: thanos-sidecar where thanos
+    # is set): a listed entry of the name is a patch, but the policy names their images otherwise
+    sidecars: Callable[[dict[str, Any]], tuple[str, ...]] = field(default=lambda spec: ())
+    rules_dir: str = "/etc/thanos/rules"
+    # what the operator does with a negative replicas, for the refusal
+    negative_replicas: str = "the Prometheus operator copies it into the StatefulSet, which the API refuses"
+    name_check: Callable[[KindContext, Workload], None] | None = None
+    # the pod count the replica maximum holds, and how the refusal names it
+    pod_count: Callable[[dict[str, Any]], tuple[int, str]] | None = None
+    policy_checks: tuple[Callable[[KindContext, Workload, Policy], None], ...] = field(default=())
+
+
+def generated_containers(spec: dict[str, Any], wl: Workload, list_key: str) -> tuple[str, ...]:
+    """The containers (or init containers) the operator generates for this spec."""
+    if list_key == "initContainers":
+        return wl.init_containers
+    return (*wl.containers, *wl.sidecars(spec))
 
 
 # --- reading helpers ------------------------------------------------------------------------------------
@@ -91,7 +109,7 @@ def _check_container_lists(spec: dict[str, Any], wl: Workload) -> None:
     """Names listed once per list, unique across the two lists (generated names included), and an
     image on every entry that patches no generated container."""
     listed: dict[str, dict[str, int]] = {"containers": {}, "initContainers": {}}
-    generated = {"containers": wl.containers, "initContainers": wl.init_containers}
+    generated = {key: generated_containers(spec, wl, key) for key in ("containers", "initContainers")}
     for list_key in ("containers", "initContainers"):
         for index, label, container in _named(spec.get(list_key), list_key):
             name = container.get("name", "")
@@ -102,7 +120,7 @@ def _check_container_lists(spec: dict[str, Any], wl: Workload) -> None:
                 )
             listed[list_key][name] = index
             if not container.get("image") and name not in generated[list_key]:
-                raise FieldError(_no_image(label, list_key, wl))
+                raise FieldError(_no_image(label, list_key, generated[list_key]))
     for list_key, other in (("containers", "initContainers"), ("initContainers", "containers")):
         for _, label, container in _named(spec.get(list_key), list_key):
             name = container.get("name", "")
@@ -121,8 +139,7 @@ def _check_container_lists(spec: dict[str, Any], wl: Workload) -> None:
                 )
 
 
-def _no_image(label: str, list_key: str, wl: Workload) -> str:
-    generated = wl.containers if list_key == "containers" else wl.init_containers
+def _no_image(label: str, list_key: str, generated: tuple[str, ...]) -> str:
     if not generated:
         return (
             f"{label}: names no image, and the Prometheus operator merges no entry of {list_key} into a "
@@ -224,10 +241,7 @@ def _check_pod_fields(kc: KindContext, wl: Workload) -> None:
     spec = kc.decoded
     replicas = spec.get("replicas")
     if replicas is not None and replicas < 0:
-        raise FieldError(
-            f"replicas: {replicas} is negative; the Prometheus operator copies it into the StatefulSet, "
-            "which the API refuses"
-        )
+        raise FieldError(f"replicas: {replicas} is negative; {wl.negative_replicas}")
     if spec.get("dnsPolicy") == "None" and not (spec.get("dnsConfig") or {}).get("nameservers"):
         raise FieldError(
             "dnsPolicy: None needs dnsConfig.nameservers: the API refuses the pods the Prometheus operator "
@@ -305,7 +319,7 @@ def _check_volumes(kc: KindContext, wl: Workload) -> None:
     for index, mount in enumerate(spec.get("volumeMounts") or []):
         path = posixpath.normpath(mount.get("mountPath", "") or ".")
         if path in reserved_paths or (
-            wl.rulefiles and path.startswith(f"/etc/thanos/rules/{wl.prefix}-{name}-rulefiles-")
+            wl.rulefiles and path.startswith(f"{wl.rules_dir}/{wl.prefix}-{name}-rulefiles-")
         ):
             raise FieldError(
                 f'volumeMounts[{index}] "{mount.get("mountPath", "")}": the path is one the Prometheus operator '
@@ -491,10 +505,12 @@ def _check_policy(kc: KindContext, wl: Workload) -> None:
     spec, policy = kc.decoded, kc.build.policy
     _policy_images(spec, wl, policy)
     replicas = spec.get("replicas")
-    count = 1 if replicas is None else replicas
+    count, what = (1 if replicas is None else replicas, "replicas")
+    if wl.pod_count is not None:
+        count, what = wl.pod_count(spec)
     if policy.max_replicas is not None and count > policy.max_replicas:
         raise refuse(
-            f"replicas {count} exceeds enforced maximum {policy.max_replicas}", REFUSAL_REPLICA_MAXIMUM
+            f"{what} {count} exceeds enforced maximum {policy.max_replicas}", REFUSAL_REPLICA_MAXIMUM
         )
     block, path, filled = _main_resources(spec, wl)
     _policy_maximum(policy, block, path, filled)
@@ -503,6 +519,8 @@ def _check_policy(kc: KindContext, wl: Workload) -> None:
             _policy_maximum(policy, container.get("resources") or {}, f"{label}: resources")
     _policy_storage(spec, policy)
     _policy_pods(spec, policy)
+    for policy_check in wl.policy_checks:
+        policy_check(kc, wl, policy)
     if not policy.explicit_secrets_allowed:
         for index, entry in enumerate(spec.get("remoteWrite") or []):
             if entry.get("bearerToken"):
@@ -524,7 +542,7 @@ def workload_check(wl: Workload) -> Callable[[KindContext], None]:
         _check_pod_fields(kc, wl)
         _check_storage(kc, wl)
         _check_volumes(kc, wl)
-        _check_name_length(kc, wl)
+        (wl.name_check or _check_name_length)(kc, wl)
         _check_policy(kc, wl)
 
     return check
@@ -658,3 +676,312 @@ def _thanos_ruler() -> ComponentType:
 
 
 THANOS_RULER = _thanos_ruler()
+
+
+# --- rules alertmanager and prometheus share ----------------------------------------------------------
+
+_INVALID_DNS1123 = re.compile(r"[^-a-z0-9]+")
+NOT_AUTHORABLE = ("baseImage", "tag", "sha")
+
+
+def operator_volume_name(prefix: str, name: str) -> str:
+    """ResourceNamer.DNS1123Label: lower-cased, each run of other characters a '-', cut to 63."""
+    return _INVALID_DNS1123.sub("-", f"{prefix}-{name}".lower())[:63]
+
+
+def mounted_object_volumes(spec: dict[str, Any]) -> list[tuple[str, int, str, str]]:
+    """(field, index, name, volume name) of each entry of secrets and configMaps."""
+    volumes = []
+    for list_key, prefix in (("secrets", "secret"), ("configMaps", "configmap")):
+        for index, name in enumerate(spec.get(list_key) or []):
+            volumes.append((list_key, index, name, operator_volume_name(prefix, name)))
+    return volumes
+
+
+def check_mounted_objects(kc: KindContext, wl: Workload) -> None:
+    """Two entries the operator's naming gives one volume, or a volume name the cut leaves invalid."""
+    seen: dict[str, tuple[str, int, str]] = {}
+    for list_key, index, name, volume in mounted_object_volumes(kc.decoded):
+        label = f'{list_key}[{index}] "{name}"'
+        if not is_dns1123_label(volume):
+            raise FieldError(
+                f'{label}: the Prometheus operator names its volume "{volume}", which is not a DNS-1123 label '
+                "(cut to 63 characters), and then fails to build the pods; name the object otherwise"
+            )
+        if volume in seen:
+            other_key, other_index, other = seen[volume]
+            raise FieldError(
+                f'{label}: the Prometheus operator names its volume "{volume}", as it names that of '
+                f'{other_key}[{other_index}] "{other}", and adds a volume for each, which the API refuses; '
+                "list the object once"
+            )
+        seen[volume] = (list_key, index, name)
+
+
+def check_host_process(kc: KindContext, wl: Workload) -> None:
+    windows = ((kc.decoded.get("securityContext") or {}).get("windowsOptions")) or {}
+    if windows.get("hostProcess") is True and kc.decoded.get("hostNetwork") is not True:
+        raise FieldError(
+            "securityContext.windowsOptions.hostProcess: true needs hostNetwork: true: the API refuses the pods "
+            "the Prometheus operator copies them into"
+        )
+
+
+def not_authorable(path: str, use: str) -> FieldError:
+    return FieldError(
+        f"{path}: not authorable: the Prometheus operator deprecates the field, and composes the image it "
+        f"yields outside what the object states; use {use}"
+    )
+
+
+def check_not_authorable(kc: KindContext, wl: Workload) -> None:
+    """baseImage, tag and sha: an empty one writes nothing (the type omits it), any other is refused."""
+    for name in NOT_AUTHORABLE:
+        if kc.decoded.get(name):
+            raise not_authorable(name, "image")
+
+
+def external_url_error(value: str) -> str | None:
+    """Why Go's net/url refuses the URL, or None."""
+    try:
+        gourl.parse(value)
+    except gourl.GoURLError:
+        return "not a URL Go's net/url can parse"
+    return None
+
+
+# --- prometheus -----------------------------------------------------------------------------------------
+
+SIDECAR = "thanos-sidecar"
+_LOG_DIR = "/var/log/prometheus"
+
+
+def _prometheus_sidecars(spec: dict[str, Any]) -> tuple[str, ...]:
+    return (SIDECAR,) if spec.get("thanos") is not None else ()
+
+
+def _without_directory(path: str | None) -> bool:
+    return bool(path) and posixpath.dirname(path) == ""
+
+
+def _log_file_volume(spec: dict[str, Any]) -> bool:
+    failure_log, query_log = spec.get("scrapeFailureLogFile"), spec.get("queryLogFile")
+    return _without_directory(failure_log) or (_without_directory(query_log) and not failure_log)
+
+
+def _prometheus_reserved_volumes(spec: dict[str, Any]) -> tuple[tuple[str, bool], ...]:
+    volumes = [("config", True), ("tls-assets", True), ("config-out", True), ("web-config", True)]
+    if _log_file_volume(spec):
+        volumes.append(("log-file", False))
+    if spec.get("thanos") is not None:
+        volumes.append(("thanos-prometheus-http-client-file", False))
+    volumes += [(volume, False) for _, _, _, volume in mounted_object_volumes(spec)]
+    return tuple(volumes)
+
+
+def _prometheus_reserved_mounts(spec: dict[str, Any], name: str) -> tuple[str, ...]:
+    mounts = [
+        "/prometheus",
+        "/etc/prometheus/config_out",
+        "/etc/prometheus/certs",
+        "/etc/prometheus/web_config/web-config.yaml",
+    ]
+    if _log_file_volume(spec):
+        mounts.append(_LOG_DIR)
+    for list_key, directory in (("secrets", "secrets"), ("configMaps", "configmaps")):
+        mounts += [posixpath.normpath(f"/etc/prometheus/{directory}/{n}") for n in spec.get(list_key) or []]
+    return tuple(mounts)
+
+
+def _prometheus_pods(spec: dict[str, Any]) -> tuple[int, str]:
+    replicas, shards = spec.get("replicas"), spec.get("shards")
+    replicas = 1 if replicas is None or replicas < 0 else replicas
+    return replicas * (1 if shards is None else shards), "replicas times shards"
+
+
+def _check_prometheus_counts(kc: KindContext, wl: Workload) -> None:
+    shards = kc.decoded.get("shards")
+    if shards is not None and shards < 1:
+        raise FieldError(
+            f"shards: {shards} is below 1, for which the Prometheus operator runs 1 shard; write 1 or more, or "
+            "leave shards unset"
+        )
+
+
+def _check_prometheus_port_name(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    if spec.get("portName") == "grpc" and spec.get("thanos") is not None and spec.get("serviceName") is None:
+        raise FieldError(
+            'portName: "grpc" is the name of the port the Prometheus operator adds for the Thanos sidecar to the '
+            "governing Service it creates (prometheus-operated), so the web port would share its name; name the "
+            "port otherwise, or name a Service of your own in serviceName"
+        )
+
+
+def _check_prometheus_external_url(kc: KindContext, wl: Workload) -> None:
+    value = kc.decoded.get("externalUrl")
+    if not value:
+        return
+    tail = "Prometheus exits on it at startup, though the Prometheus operator and the API accept it"
+    if value[0] in "\"'" or value[-1] in "\"'":
+        raise FieldError(f"externalUrl: begins or ends with a quote: {tail}; write the URL without quotes")
+    error = external_url_error(value)
+    if error:
+        raise FieldError(f"externalUrl: {error}: {tail}; write a valid URL")
+
+
+_SIDECAR_MOUNT_FIELDS = ("name", "mountPath")
+
+
+def _check_thanos(kc: KindContext, wl: Workload) -> None:
+    thanos = kc.decoded.get("thanos")
+    if thanos is None:
+        return
+    for name in NOT_AUTHORABLE:
+        if name in thanos:
+            raise not_authorable(f"thanos.{name}", "thanos.image")
+    patch = _patch(kc.decoded, SIDECAR)
+    if thanos.get("image") and not (patch and patch[1].get("image")):
+        validate_image(thanos["image"], "thanos.image")
+    _check_quantities(thanos.get("resources") or {}, "thanos.resources")
+    reserved = ["/etc/thanos/config"]
+    if thanos.get("objectStorageConfig") is not None or thanos.get("objectStorageConfigFile"):
+        reserved.append("/prometheus")
+    for index, mount in enumerate(thanos.get("volumeMounts") or []):
+        for key in mount:
+            if key not in _SIDECAR_MOUNT_FIELDS:
+                raise FieldError(
+                    f"thanos.volumeMounts[{index}].{key}: the Prometheus operator copies only name and mountPath "
+                    "into the thanos-sidecar container's mount, so the field would be dropped; leave it out"
+                )
+        path = mount.get("mountPath", "")
+        if posixpath.normpath(path or ".") in reserved:
+            raise FieldError(
+                f'thanos.volumeMounts[{index}] "{path}": the path is one the Prometheus operator mounts a volume '
+                "at in the thanos-sidecar container; mount the volume elsewhere"
+            )
+
+
+def _log_mounts(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    patch = _patch(spec, "prometheus")
+    mounts = [*(spec.get("volumeMounts") or []), *((patch[1].get("volumeMounts") or []) if patch else [])]
+    return [m for m in mounts if posixpath.normpath(m.get("mountPath", "") or ".") == _LOG_DIR]
+
+
+def _check_query_log(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    query_log, failure_log = spec.get("queryLogFile"), spec.get("scrapeFailureLogFile")
+    if not (_without_directory(query_log) and failure_log and not _without_directory(failure_log)):
+        return
+    mounts = _log_mounts(spec)
+    if mounts and not any(m.get("readOnly") for m in mounts):
+        return
+    raise FieldError(
+        f'queryLogFile: "{query_log}" names no directory, so the Prometheus operator writes the query log under '
+        f"{_LOG_DIR}, where it adds the log-file volume only for a scrapeFailureLogFile without a directory, "
+        "and the container's root filesystem is read-only; name the file with a directory, or mount a writable "
+        f"volume at {_LOG_DIR}"
+    )
+
+
+def _check_prometheus_names(kc: KindContext, wl: Workload) -> None:
+    """The data volume, the third rule ConfigMap's volume and the last pod's hostname must be DNS-1123
+    labels, and the last shard's StatefulSet at most 52 characters (controller-revision-hash)."""
+    spec, name = kc.decoded, kc.obj["metadata"]["name"]
+    source = _name_source(kc)
+    replicas = spec.get("replicas")
+    replicas = 1 if replicas is None or replicas < 0 else replicas
+    shards = spec.get("shards") or 1
+    statefulset = f"prometheus-{name}" if shards == 1 else f"prometheus-{name}-shard-{shards - 1}"
+    claim_name = (
+        ((spec.get("storage") or {}).get("volumeClaimTemplate") or {}).get("metadata", {}).get("name")
+    )
+    labels = [] if claim_name else [("volume", f"prometheus-{name}-db")]
+    labels.append(("volume", f"prometheus-{name}-rulefiles-2"))
+    if replicas > 0:
+        labels.append(("pod", f"{statefulset}-{replicas - 1}"))
+    limit = min(63 - (len(derived) - len(name)) for _, derived in labels)
+    if replicas > 0:
+        limit = min(limit, 52 - (len(statefulset) - len(name)))
+    for what, derived in labels:
+        if not is_dns1123_label(derived):
+            raise FieldError(
+                f'Prometheus "{name}": the Prometheus operator names the {what} "{derived}" after the {source}, '
+                f"which is not a DNS-1123 label (at most 63 characters, no dots); the {source} may have at most "
+                f"{limit} characters and no dot"
+            )
+    if replicas > 0 and len(statefulset) > 52:
+        raise FieldError(
+            f'Prometheus "{name}": the Prometheus operator names the StatefulSet "{statefulset}" after the '
+            f"{source}, and the StatefulSet controller labels its pods controller-revision-hash with that name, "
+            f"a '-' and a hash of up to 10 characters, which the API refuses beyond 63 characters; the {source} "
+            f"may have at most {limit} characters"
+        )
+
+
+def _prometheus_policy(kc: KindContext, wl: Workload, policy: Policy) -> None:
+    spec = kc.decoded
+    thanos = spec.get("thanos")
+    if thanos is not None:
+        patch = _patch(spec, SIDECAR)
+        patch_image = patch[1].get("image") if patch else None
+        if thanos.get("image") and not patch_image:
+            check_registry(policy, thanos["image"], "thanos.image")
+        if policy.allowed_registries and not thanos.get("image") and not patch_image:
+            raise _unset_image(
+                "thanos.image", f"in thanos.image or in an entry of containers named {SIDECAR}", policy
+            )
+        _policy_maximum(policy, thanos.get("resources") or {}, "thanos.resources")
+    if policy.explicit_secrets_allowed:
+        return
+    held = [(f"remoteRead[{i}].bearerToken", e) for i, e in enumerate(spec.get("remoteRead") or [])]
+    held.append(("apiserverConfig.bearerToken", spec.get("apiserverConfig") or {}))
+    for path, block in held:
+        if block.get("bearerToken"):
+            raise refuse(
+                f"{path}: holds a credential in the object, and the environment policy forbids explicit secrets; "
+                "name a Secret key in authorization.credentials instead",
+                REFUSAL_EXPLICIT_SECRET,
+            )
+
+
+PROMETHEUS_WORKLOAD = Workload(
+    kind="Prometheus",
+    main="prometheus",
+    containers=("prometheus", "config-reloader"),
+    init_containers=("init-config-reloader",),
+    prefix="prometheus",
+    data_suffix="db",
+    fills_memory=False,
+    reserved_volumes=_prometheus_reserved_volumes,
+    reserved_mounts=_prometheus_reserved_mounts,
+    rulefiles=True,
+    name_limit=40,
+    checks=(
+        check_not_authorable,
+        _check_thanos,
+        _check_prometheus_counts,
+        _check_excluded_groups,
+        _check_prometheus_port_name,
+        check_host_process,
+        check_mounted_objects,
+        _check_prometheus_external_url,
+        _check_query_log,
+    ),
+    sidecars=_prometheus_sidecars,
+    rules_dir="/etc/prometheus/rules",
+    negative_replicas="the Prometheus operator runs it as 1",
+    name_check=_check_prometheus_names,
+    pod_count=_prometheus_pods,
+    policy_checks=(_prometheus_policy,),
+)
+
+PROMETHEUS = kind_component(
+    "prometheus",
+    MONITORING_V1,
+    "Prometheus",
+    "monitoringv1.PrometheusSpec",
+    spec=types.PROMETHEUS_SPEC,
+    api=PROMETHEUS_OPERATOR,
+    check=workload_check(PROMETHEUS_WORKLOAD),
+)

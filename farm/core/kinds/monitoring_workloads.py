@@ -41,6 +41,7 @@ from farm.core.kinds.monitoring import (
     STRINGS,
     TLS_CONFIG,
     TLS_FILE_FIELDS,
+    UINT64,
 )
 
 # --- the core/v1 pod types, in two builds -------------------------------------------------------------
@@ -406,5 +407,333 @@ THANOS_RULER_SPEC = Struct(
         F("alertRelabelConfigFile", STRING, "omit ptr"),
         F("web", Struct("ThanosRulerWebSpec", WEB_CONFIG_FIELDS), "omit ptr"),
         F("remoteWrite", list_of(REMOTE_WRITE_SPEC), "omit"),
+    ],
+)
+
+
+# --- Prometheus -----------------------------------------------------------------------------------------
+
+_PROM_POD = POD_TYPES
+
+_TOPOLOGY_SPREAD_CONSTRAINT = Struct(
+    "TopologySpreadConstraint",
+    lambda: [
+        *_PROM_POD["TopologySpreadConstraint"].fields,
+        F("additionalLabelSelectors", STRING, "omit ptr"),
+    ],
+)
+
+STATEFUL_SET_PVC_RETENTION_POLICY = Struct(
+    "StatefulSetPersistentVolumeClaimRetentionPolicy",
+    [F("whenDeleted", STRING, "omit"), F("whenScaled", STRING, "omit")],
+)
+
+_SCRAPE_CLASS = Struct(
+    "ScrapeClass",
+    [
+        F("name", STRING, "req"),
+        F("default", BOOL, "omit ptr"),
+        F("fallbackScrapeProtocol", STRING, "omit ptr"),
+        F("tlsConfig", TLS_CONFIG, "omit ptr"),
+        F("authorization", AUTHORIZATION, "omit ptr"),
+        F("relabelings", RELABEL_CONFIGS, "omit"),
+        F("metricRelabelings", RELABEL_CONFIGS, "omit"),
+        F("attachMetadata", Struct("AttachMetadata", [F("node", BOOL, "omit ptr")]), "omit ptr"),
+    ],
+)
+
+_APISERVER_CONFIG = Struct(
+    "APIServerConfig",
+    [
+        F("host", STRING, "req"),
+        F("basicAuth", BASIC_AUTH, "omit ptr"),
+        F("bearerTokenFile", STRING, "omit"),
+        F("tlsConfig", TLS_CONFIG, "omit ptr"),
+        F("authorization", AUTHORIZATION, "omit ptr"),
+        F("bearerToken", STRING, "omit"),
+        *PROXY_FIELDS,
+    ],
+)
+
+_ALERTMANAGER_ENDPOINTS = Struct(
+    "AlertmanagerEndpoints",
+    [
+        F("namespace", STRING, "omit ptr"),
+        F("name", STRING, "req"),
+        F("port", INT_OR_STRING, "req"),
+        F("scheme", STRING, "omit ptr"),
+        F("pathPrefix", STRING, "omit ptr"),
+        F("tlsConfig", TLS_CONFIG, "omit ptr"),
+        F("basicAuth", BASIC_AUTH, "omit ptr"),
+        F("bearerTokenFile", STRING, "omit"),
+        F("authorization", SAFE_AUTHORIZATION, "omit ptr"),
+        F("sigv4", SIGV4, "omit ptr"),
+        F("apiVersion", STRING, "omit ptr"),
+        F("timeout", STRING, "omit ptr"),
+        F("enableHttp2", BOOL, "omit ptr"),
+        F("relabelings", RELABEL_CONFIGS, "omit"),
+        F("alertRelabelings", RELABEL_CONFIGS, "omit"),
+    ],
+)
+
+_REMOTE_READ_SPEC = Struct(
+    "RemoteReadSpec",
+    [
+        F("url", STRING, "req"),
+        F("name", STRING, "omit"),
+        F("requiredMatchers", STRING_MAP, "omit"),
+        F("remoteTimeout", STRING, "omit ptr"),
+        F("headers", STRING_MAP, "omit"),
+        F("readRecent", BOOL, "omit"),
+        F("oauth2", OAUTH2, "omit ptr"),
+        F("basicAuth", BASIC_AUTH, "omit ptr"),
+        F("bearerTokenFile", STRING, "omit"),
+        F("authorization", AUTHORIZATION, "omit ptr"),
+        F("bearerToken", STRING, "omit"),
+        F("tlsConfig", TLS_CONFIG, "omit ptr"),
+        *PROXY_FIELDS,
+        F("followRedirects", BOOL, "omit ptr"),
+        F("filterExternalLabels", BOOL, "omit ptr"),
+    ],
+)
+
+_TRACING_CONFIG = Struct(
+    "PrometheusTracingConfig",
+    [
+        F("clientType", STRING, "omit ptr"),
+        F("endpoint", STRING, "req"),
+        F("samplingFraction", QUANTITY, "omit ptr"),
+        F("insecure", BOOL, "omit ptr"),
+        F("headers", STRING_MAP, "omit"),
+        F("compression", STRING, "omit ptr"),
+        F("timeout", STRING, "omit ptr"),
+        F("tlsConfig", TLS_CONFIG, "omit ptr"),
+    ],
+)
+
+THANOS_SPEC = Struct(
+    "ThanosSpec",
+    [
+        F("image", STRING, "omit ptr"),
+        F("version", STRING, "omit ptr"),
+        F("tag", STRING, "omit ptr"),
+        F("sha", STRING, "omit ptr"),
+        F("baseImage", STRING, "omit ptr"),
+        F("resources", _PROM_POD["ResourceRequirements"], "omit"),
+        F("objectStorageConfig", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("objectStorageConfigFile", STRING, "omit ptr"),
+        F("listenLocal", BOOL, "omit"),
+        F("grpcListenLocal", BOOL, "omit"),
+        F("httpListenLocal", BOOL, "omit"),
+        F("tracingConfig", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("tracingConfigFile", STRING, "omit"),
+        F("grpcServerTlsConfig", TLS_CONFIG, "omit ptr"),
+        F("logLevel", STRING, "omit"),
+        F("logFormat", STRING, "omit"),
+        F("minTime", STRING, "omit"),
+        F("blockSize", STRING, "omit", default='"2h"'),
+        F("readyTimeout", STRING, "omit"),
+        F("getConfigInterval", STRING, "omit"),
+        F("getConfigTimeout", STRING, "omit"),
+        F("volumeMounts", list_of(_PROM_POD["VolumeMount"]), "omit"),
+        F("additionalArgs", list_of(ARGUMENT), "omit"),
+    ],
+)
+
+_OTLP_CONFIG = Struct(
+    "OTLPConfig",
+    [
+        F("promoteAllResourceAttributes", BOOL, "omit ptr"),
+        F("ignoreResourceAttributes", STRINGS, "omit"),
+        F("promoteResourceAttributes", STRINGS, "omit"),
+        F("translationStrategy", STRING, "omit ptr"),
+        F("keepIdentifyingResourceAttributes", BOOL, "omit ptr"),
+        F("convertHistogramsToNHCB", BOOL, "omit ptr"),
+        F("promoteScopeMetadata", BOOL, "omit ptr"),
+    ],
+)
+
+_PROMETHEUS_POD_FIELDS = [
+    F("topologySpreadConstraints", list_of(_TOPOLOGY_SPREAD_CONSTRAINT), "omit")
+    if f.name == "topologySpreadConstraints"
+    else f
+    for f in pod_fields(_PROM_POD)
+]
+
+PROMETHEUS_SPEC = Struct(
+    "PrometheusSpec",
+    [
+        *_PROMETHEUS_POD_FIELDS,
+        F("imagePullPolicy", STRING, "omit", default='"IfNotPresent"'),
+        F("schedulerName", STRING, "omit", default='"default-scheduler"'),
+        F("hostNetwork", BOOL, "omit"),
+        F("persistentVolumeClaimRetentionPolicy", STATEFUL_SET_PVC_RETENTION_POLICY, "omit ptr"),
+        # CommonPrometheusFields
+        F("serviceMonitorSelector", LABEL_SELECTOR, "omit ptr"),
+        F("serviceMonitorNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F("podMonitorSelector", LABEL_SELECTOR, "omit ptr"),
+        F("podMonitorNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F("probeSelector", LABEL_SELECTOR, "omit ptr"),
+        F("probeNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F("scrapeConfigSelector", LABEL_SELECTOR, "omit ptr"),
+        F("scrapeConfigNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F("shards", INT32, "omit ptr"),
+        F("replicaExternalLabelName", STRING, "omit ptr"),
+        F("prometheusExternalLabelName", STRING, "omit ptr"),
+        F("scrapeInterval", STRING, "omit", default='"30s"'),
+        F("scrapeTimeout", STRING, "omit"),
+        F("scrapeProtocols", STRINGS, "omit"),
+        F("externalLabels", STRING_MAP, "omit"),
+        F("enableRemoteWriteReceiver", BOOL, "omit"),
+        F("enableOTLPReceiver", BOOL, "omit ptr"),
+        F("remoteWriteReceiverMessageVersions", STRINGS, "omit"),
+        F("externalUrl", STRING, "omit"),
+        F(
+            "web",
+            Struct(
+                "PrometheusWebSpec",
+                [
+                    *WEB_CONFIG_FIELDS,
+                    F("pageTitle", STRING, "omit ptr"),
+                    F("maxConnections", INT32, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F("secrets", STRINGS, "omit"),
+        F("configMaps", STRINGS, "omit"),
+        F("remoteWrite", list_of(REMOTE_WRITE_SPEC), "omit"),
+        F("otlp", _OTLP_CONFIG, "omit ptr"),
+        F("additionalScrapeConfigs", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("apiserverConfig", _APISERVER_CONFIG, "omit ptr"),
+        F("portName", STRING, "omit", default='"web"'),
+        F(
+            "arbitraryFSAccessThroughSMs",
+            Struct("ArbitraryFSAccessThroughSMsConfig", [F("deny", BOOL, "omit")]),
+            "omit",
+        ),
+        F("overrideHonorLabels", BOOL, "omit"),
+        F("overrideHonorTimestamps", BOOL, "omit"),
+        F("ignoreNamespaceSelectors", BOOL, "omit"),
+        F("enforcedNamespaceLabel", STRING, "omit"),
+        F("enforcedSampleLimit", UINT64, "omit ptr"),
+        F("enforcedTargetLimit", UINT64, "omit ptr"),
+        F("enforcedLabelLimit", UINT64, "omit ptr"),
+        F("enforcedLabelNameLengthLimit", UINT64, "omit ptr"),
+        F("enforcedLabelValueLengthLimit", UINT64, "omit ptr"),
+        F("enforcedKeepDroppedTargets", UINT64, "omit ptr"),
+        F("enforcedBodySizeLimit", STRING, "omit"),
+        F("nameValidationScheme", STRING, "omit ptr"),
+        F("nameEscapingScheme", STRING, "omit ptr"),
+        F("convertClassicHistogramsToNHCB", BOOL, "omit ptr"),
+        F("scrapeNativeHistograms", BOOL, "omit ptr"),
+        F("scrapeClassicHistograms", BOOL, "omit ptr"),
+        F("walCompression", BOOL, "omit ptr"),
+        F("excludedFromEnforcement", list_of(OBJECT_REFERENCE), "omit"),
+        F("podTargetLabels", STRINGS, "omit"),
+        F("tracingConfig", _TRACING_CONFIG, "omit ptr"),
+        F("bodySizeLimit", STRING, "omit ptr"),
+        F("sampleLimit", UINT64, "omit ptr"),
+        F("targetLimit", UINT64, "omit ptr"),
+        F("labelLimit", UINT64, "omit ptr"),
+        F("labelNameLengthLimit", UINT64, "omit ptr"),
+        F("labelValueLengthLimit", UINT64, "omit ptr"),
+        F("keepDroppedTargets", UINT64, "omit ptr"),
+        F("reloadStrategy", STRING, "omit ptr"),
+        F("maximumStartupDurationSeconds", INT32, "omit ptr"),
+        F("scrapeClasses", list_of(_SCRAPE_CLASS), "omit"),
+        F("serviceDiscoveryRole", STRING, "omit ptr"),
+        F("tsdb", Struct("TSDBSpec", [F("outOfOrderTimeWindow", STRING, "omit ptr")]), "omit ptr"),
+        F("scrapeFailureLogFile", STRING, "omit ptr"),
+        F("runtime", Struct("RuntimeConfig", [F("goGC", INT32, "omit ptr")]), "omit ptr"),
+        F(
+            "shardingStrategy",
+            Struct(
+                "ShardingStrategy",
+                [
+                    F("mode", STRING, "omit ptr"),
+                    F(
+                        "topology",
+                        Struct(
+                            "TopologyShardingStrategy",
+                            [F("externalLabelName", STRING, "omit ptr"), F("values", STRINGS, "omit")],
+                        ),
+                        "omit ptr",
+                    ),
+                ],
+            ),
+            "omit ptr",
+        ),
+        # PrometheusSpec's own
+        F("baseImage", STRING, "omit"),
+        F("tag", STRING, "omit"),
+        F("sha", STRING, "omit"),
+        F("retention", STRING, "omit"),
+        F("retentionSize", STRING, "omit"),
+        F("retentionPercentage", INT32, "omit ptr"),
+        F(
+            "shardRetentionPolicy",
+            Struct(
+                "ShardRetentionPolicy",
+                [
+                    F("whenScaled", STRING, "omit ptr"),
+                    F("retain", Struct("RetainConfig", [F("retentionPeriod", STRING, "req")]), "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F("disableCompaction", BOOL, "omit"),
+        F(
+            "rules",
+            Struct(
+                "Rules",
+                [
+                    F(
+                        "alert",
+                        Struct(
+                            "RulesAlert",
+                            [
+                                F("forOutageTolerance", STRING, "omit"),
+                                F("forGracePeriod", STRING, "omit"),
+                                F("resendDelay", STRING, "omit"),
+                            ],
+                        ),
+                        "omit",
+                    ),
+                ],
+            ),
+            "omit",
+        ),
+        F("prometheusRulesExcludedFromEnforce", list_of(RULE_EXCLUDE_CONFIG), "omit"),
+        F("ruleSelector", LABEL_SELECTOR, "omit ptr"),
+        F("ruleNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F(
+            "query",
+            Struct(
+                "QuerySpec",
+                [
+                    F("lookbackDelta", STRING, "omit ptr"),
+                    F("maxConcurrency", INT32, "omit ptr"),
+                    F("maxSamples", INT32, "omit ptr"),
+                    F("timeout", STRING, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "alerting",
+            Struct("AlertingSpec", [F("alertmanagers", list_of(_ALERTMANAGER_ENDPOINTS), "req")]),
+            "omit ptr",
+        ),
+        F("additionalAlertRelabelConfigs", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("additionalAlertManagerConfigs", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("remoteRead", list_of(_REMOTE_READ_SPEC), "omit"),
+        F("thanos", THANOS_SPEC, "omit ptr"),
+        F("queryLogFile", STRING, "omit"),
+        F("allowOverlappingBlocks", BOOL, "omit"),
+        F("exemplars", Struct("Exemplars", [F("maxSize", INT64, "omit ptr")]), "omit ptr"),
+        F("evaluationInterval", STRING, "omit", default='"30s"'),
+        F("ruleQueryOffset", STRING, "omit ptr"),
+        F("enableAdminAPI", BOOL, "omit"),
     ],
 )
