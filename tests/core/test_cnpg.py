@@ -446,3 +446,15 @@ def test_external_cluster_store_is_decoded_to_its_field_names() -> None:
     assert cluster["spec"]["externalClusters"] == [
         {"name": "origin", "barmanObjectStore": {"destinationPath": "s3://b/o", "serverName": "o"}}
     ]
+
+
+def test_postgresql_unknown_property_is_refused() -> None:
+    error = _error("postgresql", "sharedPreloadLibraries: [pg_stat_statements]\nversion: '16'")
+    assert error.message == 'component "db": unknown property "sharedPreloadLibraries"'
+
+
+def test_postgresql_unknown_key_in_an_enumerated_block_is_refused() -> None:
+    error = _error("postgresql", "backup: {destinationPath: 's3://b', schedule: '0 0 * * *'}")
+    assert error.message == 'component "db": backup: unrecognized key "schedule"'
+    error = _error("postgresql", "pooler: {enabled: true, replicas: 2}")
+    assert error.message == 'component "db": pooler: unrecognized key "replicas"'

@@ -25,6 +25,39 @@ DEFAULT_TOPOLOGY_KEY = "kubernetes.io/hostname"
 AFFINITY_KEYS = ("enablePodAntiAffinity", "topologyKey", "podAntiAffinityType", "nodeSelector")
 POOLER_SETTINGS = ("instances", "type", "poolMode", "parameters", "image")
 BACKUP_KEYS = ("destinationPath", "endpointURL", "secretName", "retentionPolicy")
+# The published property schema (kurel build validates the authored keys before the rule runs).
+PROPERTIES = (
+    "provider",
+    "version",
+    "imageName",
+    "storageSize",
+    "replicas",
+    "resources",
+    "affinity",
+    "inheritedMetadata",
+    "postgresql",
+    "backup",
+    "objectStore",
+    "monitoring",
+    "pooler",
+    "poolerName",
+    "managedRoles",
+    "databases",
+    "externalClusters",
+    "bootstrap",
+    "replication",
+    "clusterObjectName",
+    "objectStoreObjectName",
+)
+# Blocks whose fields the schema enumerates: a key outside them is refused by the block's path.
+CLOSED_BLOCKS = {
+    "backup": BACKUP_KEYS,
+    "objectStore": (*BACKUP_KEYS, "serverName"),
+    "monitoring": ("enabled", "customQueries"),
+    "pooler": ("enabled", *POOLER_SETTINGS),
+    "bootstrap": ("recovery", "pg_basebackup"),
+    "replication": ("synchronous",),
+}
 
 
 @dataclass
@@ -337,7 +370,20 @@ def _synchronous(props: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
+def _check_keys(props: dict[str, Any]) -> None:
+    for key in sorted(props, key=str):
+        if key not in PROPERTIES:
+            raise FieldError(f'unknown property "{key}"')
+    for block, allowed in CLOSED_BLOCKS.items():
+        value = props.get(block)
+        if isinstance(value, dict):
+            for key in sorted(value, key=str):
+                if key not in allowed:
+                    raise FieldError(f'{block}: unrecognized key "{key}"')
+
+
 def parse_config(props: dict[str, Any]) -> PostgresqlConfig:
+    _check_keys(props)
     provider = _raw_string(props, "provider", "provider")
     if provider not in (None, "cnpg"):
         raise FieldError(f'provider: unsupported value "{provider}" (must be "cnpg")')
