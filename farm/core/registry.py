@@ -138,6 +138,7 @@ COMPONENT_TYPES: dict[str, str] = {
     "validatingwebhookconfiguration": "farm.core.components.admission:VALIDATING_WEBHOOK_CONFIGURATION",
     "volumeattributesclass": "farm.core.components.storage:VOLUME_ATTRIBUTES_CLASS",
     # --- monitoring kinds ---
+    "alertmanager": "farm.core.components.monitoring_workloads:ALERTMANAGER",
     "podmonitor": "farm.core.components.monitoring:POD_MONITOR",
     "prometheus": "farm.core.components.monitoring_workloads:PROMETHEUS",
     "prometheus-probe": "farm.core.components.monitoring:PROBE",

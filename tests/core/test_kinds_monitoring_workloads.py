@@ -373,3 +373,318 @@ def test_prometheus_resource_and_secret_policy() -> None:
     assert message("prometheus", {"storage": claim}, policy=Policy(max_storage="1Gi")) == (
         'component "c": storage.volumeClaimTemplate: storage request "10Gi" exceeds enforced maximum "1Gi"'
     )
+
+
+# --- alertmanager ------------------------------------------------------------------------------------
+
+AM_IMAGE = "registry.example.com/prometheus/alertmanager:v0.28.1"
+
+
+def _am(**props: object) -> dict[str, object]:
+    return {"image": AM_IMAGE, "version": "v0.28.1", **props}
+
+
+def test_alertmanager_writes_its_unauthored_structs() -> None:
+    assert build("alertmanager", {})["spec"] == {"resources": {}, "alertmanagerConfigMatcherStrategy": {}}
+    assert "hostNetwork" not in build("alertmanager", {"hostNetwork": False})["spec"]
+
+
+def test_alertmanager_defaulted_strings_refused() -> None:
+    assert message("alertmanager", {"retention": ""}) == (
+        'component "c": retention: "" cannot be carried by the Prometheus operator API types (the field is '
+        'omitted when zero, so the API server would apply its default "120h")'
+    )
+    assert message("alertmanager", {"alertmanagerConfigMatcherStrategy": {"type": ""}}).endswith(
+        'its default "OnNamespace")'
+    )
+    assert message("alertmanager", {"portName": ""}).endswith('its default "web")')
+    assert message("alertmanager", {"schedulerName": ""}).startswith('component "c": schedulerName: ""')
+    probe = {"name": "proxy", "image": "p:1", "readinessProbe": {"periodSeconds": 0}}
+    assert message("alertmanager", {"containers": [probe]}).startswith(
+        'component "c": containers[0].readinessProbe.periodSeconds: 0 cannot be carried by the Prometheus operator'
+    )
+    port = {"name": "proxy", "image": "p:1", "ports": [{"containerPort": 80, "hostPort": 0}]}
+    assert message("alertmanager", {"hostNetwork": True, "containers": [port]}).startswith(
+        'component "c": containers[0].ports[0].hostPort: 0 cannot be carried'
+    )
+
+
+def test_alertmanager_required_nested_fields() -> None:
+    cases = {
+        "clusterTLS.server": {"clusterTLS": {"client": {}}},
+        "hostAliases[1].hostnames": {
+            "hostAliases": [{"ip": "1.1.1.1", "hostnames": ["a"]}, {"ip": "1.1.1.2"}]
+        },
+        "alertmanagerConfiguration.global.smtp.smartHost.port": {
+            "alertmanagerConfiguration": {"global": {"smtp": {"smartHost": {"host": "smtp"}}}}
+        },
+        "alertmanagerConfiguration.global.httpConfig.oauth2.tokenUrl": {
+            "alertmanagerConfiguration": {
+                "global": {
+                    "httpConfig": {
+                        "oauth2": {
+                            "clientId": {"secret": {"name": "o", "key": "i"}},
+                            "clientSecret": {"name": "o", "key": "s"},
+                        }
+                    }
+                }
+            }
+        },
+        "updateStrategy.type": {"updateStrategy": {}},
+    }
+    for path, props in cases.items():
+        assert message("alertmanager", props) == (
+            f'component "c": {path}: required (the Prometheus operator API requires this field)'
+        )
+    assert message(
+        "alertmanager", {"alertmanagerConfiguration": {"global": {"smtp": {"smarthost2": 1}}}}
+    ) == ('component "c": unknown field "alertmanagerConfiguration.global.smtp.smarthost2"')
+
+
+def test_alertmanager_version() -> None:
+    assert message("alertmanager", {"image": AM_IMAGE}) == (
+        'component "c": version: required where image, or an entry of containers named alertmanager, names the '
+        "image: the Prometheus operator chooses the container's flags by version, and by its own default where "
+        "none is, which need not be the version the image runs"
+    )
+    patch = {"containers": [{"name": "alertmanager", "image": AM_IMAGE}]}
+    assert message("alertmanager", patch).startswith('component "c": version: required where image')
+    assert message("alertmanager", {"version": "v0.14.9"}) == (
+        'component "c": version: "v0.14.9" is below 0.15.0, the oldest Alertmanager the Prometheus operator '
+        "runs, and it fails the reconcile"
+    )
+    assert "major version above 0" in message("alertmanager", {"version": "1.0.0"})
+    assert "can parse" in message("alertmanager", {"version": "0.28.1.1"})
+    for tolerated in ("v0.28", " 0.28.1 ", "0.028.01"):
+        build("alertmanager", {"version": tolerated})
+
+
+def test_alertmanager_version_gates() -> None:
+    assert message("alertmanager", _am(clusterPeerName="peer")) == (
+        'component "c": clusterPeerName: read by the Prometheus operator only for Alertmanager 0.30.0 and later; '
+        "at version v0.28.1 it does not pass it to Alertmanager, and the pods run without it; raise version to "
+        "0.30.0 or later, or leave clusterPeerName unset"
+    )
+    build("alertmanager", _am(clusterPeerName="peer", version="v0.30.0"))
+    build("alertmanager", {"clusterPeerName": "peer"})  # unset: the operator's default v0.34.0
+    assert "0.30.0" in message("alertmanager", _am(clusterPeerName="peer", version="v0.30.0-rc.0"))
+    smtp = {"global": {"smtp": {"forceImplicitTLS": True}}}
+    assert message("alertmanager", _am(alertmanagerConfiguration=smtp)) == (
+        'component "c": alertmanagerConfiguration.global.smtp.forceImplicitTLS: read by the Prometheus operator '
+        "only for Alertmanager 0.31.0 and later; at version v0.28.1 it leaves it out of the global configuration "
+        "Alertmanager runs with; raise version to 0.31.0 or later, or leave "
+        "alertmanagerConfiguration.global.smtp.forceImplicitTLS unset"
+    )
+    build("alertmanager", _am(logFormat="logfmt", version="v0.15.0"))
+    assert "logFormat" in message("alertmanager", _am(logFormat="json", version="v0.15.0"))
+    proxy = {"global": {"httpConfig": {"proxyFromEnvironment": False}}}
+    build("alertmanager", _am(alertmanagerConfiguration=proxy, version="v0.25.0"))
+    proxy = {"global": {"httpConfig": {"proxyFromEnvironment": True}}}
+    assert "0.26.0" in message("alertmanager", _am(alertmanagerConfiguration=proxy, version="v0.25.0"))
+
+
+def test_alertmanager_feature_flags() -> None:
+    assert message("alertmanager", {"enableFeatures": [""]}) == (
+        'component "c": enableFeatures: a list of one empty element: the Prometheus operator writes it as '
+        "--enable-feature alone, which Alertmanager's flag parser refuses; leave enableFeatures unset for no "
+        "feature"
+    )
+    assert message("alertmanager", _am(version="v0.33.0", enableFeatures=["auto-gomaxprocs"])) == (
+        'component "c": enableFeatures: not a feature flag of Alertmanager 0.33, at version v0.33.0: '
+        '"auto-gomaxprocs", on which Alertmanager exits at startup; it takes alert-names-in-metrics, '
+        "auto-gomemlimit, classic-mode, event-recorder, group-key-in-metrics, receiver-name-in-metrics, "
+        "utf8-strict-mode"
+    )
+    build("alertmanager", _am(enableFeatures=["auto-gomaxprocs"]))
+    assert '""' in message("alertmanager", {"enableFeatures": ["classic-mode", ""]})
+    assert '"receiver-name-in-metrics,x"' not in message(
+        "alertmanager", {"enableFeatures": ["classic-mode,x"]}
+    )
+    assert "classic-mode with utf8-strict-mode" in message(
+        "alertmanager", {"enableFeatures": ["classic-mode", "utf8-strict-mode"]}
+    )
+    build("alertmanager", {"enableFeatures": ["$(AM_FEATURE)"]})
+    assert '"$(AM"' in message("alertmanager", {"enableFeatures": ["$(AM"]})
+    build("alertmanager", {"version": "v0.35.0", "enableFeatures": ["anything-new"]})
+
+
+def test_alertmanager_port_names() -> None:
+    assert message("alertmanager", {"portName": "mesh-udp"}) == (
+        'component "c": portName: "mesh-udp" is the name of a port the Prometheus operator adds to the '
+        "alertmanager container, so the web port would share its name; name the port otherwise"
+    )
+    build("alertmanager", {"portName": "mesh-udp", "listenLocal": True})
+    assert "alertmanager-operated" in message("alertmanager", {"portName": "tcp-mesh"})
+    build("alertmanager", {"portName": "tcp-mesh", "serviceName": "alerts"})
+    assert message("alertmanager", {"serviceName": "1alerts"}).startswith(
+        'component "c": serviceName: "1alerts" is not a valid Service name, which must be a DNS-1035 label: '
+    )
+
+
+def test_alertmanager_durations_and_replicas() -> None:
+    assert message("alertmanager", {"retention": "0s"}) == (
+        'component "c": retention: "0s" is not a positive duration: the Prometheus operator empties it and runs '
+        "the pods as if retention were unset; write a positive duration, or leave retention unset"
+    )
+    assert "clusterPeerTimeout" in message("alertmanager", {"clusterPeerTimeout": "0h0m"})
+    build("alertmanager", {"clusterGossipInterval": "200ms", "retention": "1.5h"})
+    assert message("alertmanager", {"replicas": -2}) == (
+        'component "c": replicas: -2 is negative; the Prometheus operator runs it as 0'
+    )
+
+
+def test_alertmanager_external_url() -> None:
+    assert message("alertmanager", {"externalUrl": "alerts.example.com"}) == (
+        'component "c": externalUrl: not a URL of scheme http or https: Alertmanager exits on it at startup, '
+        "though the Prometheus operator and the API accept it; write an http or https URL"
+    )
+    build("alertmanager", {"externalUrl": "alerts.example.com", "version": "v0.18.0"})
+    assert "http or https" in message("alertmanager", {"externalUrl": "ftp://a/", "version": "v0.19.0-rc.0"})
+    assert "net/url" in message("alertmanager", {"externalUrl": "http://a b/", "version": "v0.18.0"})
+    build("alertmanager", {"externalUrl": "HTTPS://alerts.example.com/am"})
+
+
+def test_alertmanager_cluster_advertise_address() -> None:
+    bad = {"replicas": 3, "clusterAdvertiseAddress": "alerts.example.com:9094"}
+    assert message("alertmanager", bad) == (
+        'component "c": clusterAdvertiseAddress: not an IP address and a numeric port written as host:port: the '
+        "Prometheus operator passes it to Alertmanager as --cluster.advertise-address, and Alertmanager exits "
+        "where it cannot read it; write an IP address and a port, as 10.0.0.1:9094"
+    )
+    build("alertmanager", {"replicas": 1, "clusterAdvertiseAddress": "alerts.example.com:9094"})
+    assert "clusterAdvertiseAddress" in message(
+        "alertmanager", {"replicas": 0, "clusterAdvertiseAddress": "10.0.0.1"}
+    )
+    assert "clusterAdvertiseAddress" in message(
+        "alertmanager", {"forceEnableClusterMode": True, "clusterAdvertiseAddress": "10.0.0.1:99999999999"}
+    )
+    for good in ("10.0.0.1:9094", "[fd00::1]:9094", ":9094", "[$(POD_IP)]:9094", "$(POD_IP):9094"):
+        build("alertmanager", {"replicas": 3, "clusterAdvertiseAddress": good})
+    assert "clusterAdvertiseAddress" in message(
+        "alertmanager", {"replicas": 3, "clusterAdvertiseAddress": "cafe.dead:1"}
+    )
+    build("alertmanager", {"replicas": 3, "version": "v0.27.0", "clusterAdvertiseAddress": "cafe.dead:1"})
+    assert "clusterAdvertiseAddress" in message(
+        "alertmanager", {"replicas": 3, "version": "v0.27.0", "clusterAdvertiseAddress": "alerts.example:1"}
+    )
+
+
+def test_alertmanager_additional_args() -> None:
+    assert message("alertmanager", {"additionalArgs": [{"name": "cluster.listen-address", "value": ""}]}) == (
+        'component "c": additionalArgs[0] "cluster.listen-address": names the flag --cluster.listen-address, which '
+        "the Prometheus operator generates for this spec, and the operator then fails to build the pods; set the "
+        "field that configures it instead, or leave the argument out"
+    )
+    assert "--web.external-url" in message(
+        "alertmanager", {"externalUrl": "https://a/", "additionalArgs": [{"name": "no-web.external-url"}]}
+    )
+    build("alertmanager", {"additionalArgs": [{"name": "web.external-url", "value": "https://a/"}]})
+    build("alertmanager", {"additionalArgs": [{"name": "dispatch.start-delay", "value": "1m"}]})
+    build("alertmanager", {"replicas": 0, "additionalArgs": [{"name": "cluster.peer", "value": "a:9094"}]})
+    assert "--cluster.peer" in message("alertmanager", {"additionalArgs": [{"name": "cluster.peer"}]})
+    assert "--log.level" in message(
+        "alertmanager", {"logLevel": "warn", "additionalArgs": [{"name": "log.level"}]}
+    )
+    build("alertmanager", {"logLevel": "info", "additionalArgs": [{"name": "log.level", "value": "warn"}]})
+    build("alertmanager", _am(version="v0.25.0", additionalArgs=[{"name": "cluster.label", "value": "x"}]))
+    assert "--cluster.label" in message("alertmanager", {"additionalArgs": [{"name": "cluster.label"}]})
+
+
+def test_alertmanager_templates_and_tls() -> None:
+    templates = [{"configMap": {"name": "a", "key": "t.tmpl"}}, {"secret": {"name": "b", "key": "t.tmpl"}}]
+    assert message("alertmanager", {"alertmanagerConfiguration": {"templates": templates}}) == (
+        'component "c": alertmanagerConfiguration.templates[1].secret.key: "t.tmpl" is named already by '
+        "templates[0], and the Prometheus operator skips a later template of a key it has projected, so the "
+        "template would not be loaded; name each key once"
+    )
+    assert message("alertmanager", {"web": {"tlsConfig": {"keyFile": "/k"}}}) == (
+        'component "c": web.tlsConfig: names the certificate nowhere (cert or certFile): the Prometheus '
+        "operator's validation requires a certificate and a key, each named once, and without them it builds "
+        "no pods"
+    )
+    twice = {"certFile": "/c", "keyFile": "/k", "keySecret": {"name": "s", "key": "k"}}
+    assert "names the key twice (web.tlsConfig.keySecret and web.tlsConfig.keyFile)" in message(
+        "alertmanager", {"web": {"tlsConfig": twice}}
+    )
+    build("alertmanager", {"web": {"tlsConfig": {"certFile": "/c", "keyFile": "/k"}}})
+    server = {"certFile": "/c", "keyFile": "/k"}
+    assert message("alertmanager", {"clusterTLS": {"server": server, "client": {}}}) == (
+        'component "c": clusterTLS.client: names no certificate and key: the Prometheus operator\'s validation '
+        "requires a certificate and a key for the client, and it then builds no pods"
+    )
+    client = {"cert": {"secret": {"name": "c", "key": "crt"}}, "keySecret": {"name": "c", "key": "key"}}
+    build("alertmanager", {"clusterTLS": {"server": server, "client": client}})
+
+
+def test_alertmanager_operator_volumes_and_names() -> None:
+    assert message("alertmanager", {"volumes": [{"name": "config-volume", "emptyDir": {}}]}) == (
+        'component "c": volumes[0] "config-volume": the name is a volume the Prometheus operator adds to every '
+        "Alertmanager's pods; name the volume otherwise"
+    )
+    templates = {"templates": [{"configMap": {"name": "a", "key": "t"}}]}
+    volume = {"name": "notification-templates", "emptyDir": {}}
+    build("alertmanager", {"volumes": [volume]})
+    assert "this Alertmanager's pods" in message(
+        "alertmanager", {"alertmanagerConfiguration": templates, "volumes": [volume]}
+    )
+    assert "secret-alerts-config" in message("alertmanager", {"secrets": ["alerts.config", "alerts-config"]})
+    mount = {"name": "v", "mountPath": "/etc/alertmanager/configmaps/ca"}
+    assert message("alertmanager", {"configMaps": ["ca"], "volumeMounts": [mount]}) == (
+        'component "c": volumeMounts[0] "/etc/alertmanager/configmaps/ca": the path is one the Prometheus operator '
+        "mounts a volume at in the alertmanager container; mount the volume elsewhere"
+    )
+    build("alertmanager", {}, name="a" * 39)
+    assert message("alertmanager", {}, name="a" * 40).endswith(
+        "the component name may have at most 39 characters"
+    )
+    build("alertmanager", {"replicas": 0}, name="a" * 45)
+    assert message("alertmanager", {"replicas": 0}, name="a" * 48).endswith(
+        "the component name may have at most 47 characters and no dot"
+    )
+    assert 'Alertmanager "a.b"' in message("alertmanager", {"objectName": "a.b"})
+
+
+def test_alertmanager_host_process_and_memory() -> None:
+    context = {"securityContext": {"windowsOptions": {"hostProcess": True}}}
+    assert message("alertmanager", context).startswith(
+        'component "c": securityContext.windowsOptions.hostProcess: true needs hostNetwork: true'
+    )
+    build(
+        "alertmanager",
+        {**context, "hostNetwork": True},
+        policy=Policy(allow_host_network=True, allow_privileged=True),
+    )
+    assert message("alertmanager", {"resources": {"limits": {"memory": "100Mi"}}}) == (
+        'component "c": resources: memory: the unset request the Prometheus operator fills as 200Mi must not '
+        "exceed limit 100Mi; name a memory request, or a limit of at least 200Mi"
+    )
+
+
+def test_alertmanager_policy() -> None:
+    reloaders = {
+        "containers": [{"name": "config-reloader", "image": RELOADER}],
+        "initContainers": [{"name": "init-config-reloader", "image": RELOADER}],
+    }
+    build("alertmanager", _am(**reloaders), policy=ALLOWLIST)
+    failure = refusal("alertmanager", {"version": "v0.28.1", **reloaders}, policy=ALLOWLIST)
+    assert failure.message.startswith(
+        'component "c": image: unset, so the Prometheus operator chooses the image the pods run'
+    )
+    assert failure.refusal_class == "registry"
+    assert message("alertmanager", _am(containers=reloaders["containers"]), policy=ALLOWLIST).startswith(
+        'component "c": the image of the init-config-reloader container (initContainers): unset'
+    )
+    assert message("alertmanager", {}, policy=Policy(max_replicas=0)) == (
+        'component "c": replicas 1 exceeds enforced maximum 0'
+    )
+    assert message("alertmanager", {}, policy=Policy(max_memory="128Mi")) == (
+        'component "c": resources, whose unset memory request the Prometheus operator fills as 200Mi: memory '
+        'request "200Mi" exceeds enforced maximum "128Mi"'
+    )
+    host_path = {"name": "h", "hostPath": {"path": "/var/log"}}
+    assert refusal(
+        "alertmanager", {"volumes": [host_path]}, policy=Policy(allow_host_path_volumes=False)
+    ).refusal_class == ("host-path")
+    assert refusal(
+        "alertmanager", {"hostNetwork": True}, policy=Policy(allow_host_network=False)
+    ).refusal_class == ("host-namespace")

@@ -11,6 +11,7 @@ name, the memory request it fills) are a :class:`Workload`; the checks are share
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -984,4 +985,516 @@ PROMETHEUS = kind_component(
     spec=types.PROMETHEUS_SPEC,
     api=PROMETHEUS_OPERATOR,
     check=workload_check(PROMETHEUS_WORKLOAD),
+)
+
+
+# --- alertmanager ---------------------------------------------------------------------------------------
+
+DEFAULT_ALERTMANAGER_VERSION = "v0.34.0"  # DefaultAlertmanagerVersion of prometheus-operator v0.94.1
+_SEMVER = re.compile(
+    r"^(0|[1-9][0-9]*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$",
+    re.ASCII,
+)
+
+Semver = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
+
+
+def parse_tolerant(text: str) -> Semver | None:
+    """blang/semver's ParseTolerant, then Parse: spaces and a leading v trimmed, leading zeros of each
+    part dropped, a missing minor or patch read as 0; the result ordered as semver orders versions."""
+    parts = text.strip().removeprefix("v").split(".", 2)
+    for index, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            if not part or part[0] not in "0123456789":
+                part = "0" + part
+            parts[index] = part
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            return None
+        parts += ["0"] * (3 - len(parts))
+    match = _SEMVER.match(".".join(parts))
+    if not match:
+        return None
+    pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in (match.group(4) or "").split(".") if p)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3)), pre
+
+
+def _at_least(version: Semver, minimum: str) -> bool:
+    floor = parse_tolerant(minimum)
+    assert floor is not None
+    if version[:3] != floor[:3]:
+        return version[:3] > floor[:3]
+    if not version[3]:
+        return True
+    return bool(floor[3]) and version[3] >= floor[3]
+
+
+def _am_version(spec: dict[str, Any]) -> tuple[str, Semver]:
+    text = spec.get("version") or DEFAULT_ALERTMANAGER_VERSION
+    parsed = parse_tolerant(text)
+    assert parsed is not None  # refused before
+    return text, parsed
+
+
+def _check_am_version(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    version = spec.get("version")
+    patch = _patch(spec, "alertmanager")
+    if not version:
+        if spec.get("image") or (patch and patch[1].get("image")):
+            raise FieldError(
+                "version: required where image, or an entry of containers named alertmanager, names the image: "
+                "the Prometheus operator chooses the container's flags by version, and by its own default where "
+                "none is, which need not be the version the image runs"
+            )
+        return
+    parsed = parse_tolerant(version)
+    if parsed is None:
+        reason = "is not a version the Prometheus operator can parse"
+    elif parsed[:3] < (0, 15, 0) or (parsed[:3] == (0, 15, 0) and parsed[3]):
+        reason = "is below 0.15.0, the oldest Alertmanager the Prometheus operator runs"
+    elif parsed[0] > 0:
+        reason = "is of a major version above 0, which the Prometheus operator does not run"
+    else:
+        return
+    raise FieldError(f'version: "{version}" {reason}, and it fails the reconcile')
+
+
+def _get(spec: dict[str, Any], path: str) -> Any:
+    value: Any = spec
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+# (path, minimum version, what the operator does below it)
+_POD_GATE = "it does not pass it to Alertmanager, and the pods run without it"
+_GLOBAL_GATE = "it leaves it out of the global configuration Alertmanager runs with"
+_G = "alertmanagerConfiguration.global."
+ALERTMANAGER_GATES: tuple[tuple[str, str, str], ...] = (
+    ("logFormat", "0.16.0", _POD_GATE),
+    ("web.getConcurrency", "0.17.0", _POD_GATE),
+    ("web.timeout", "0.17.0", _POD_GATE),
+    ("web.tlsConfig", "0.22.0", "it leaves it out of the web server's configuration"),
+    ("web.httpConfig", "0.22.0", "it leaves it out of the web server's configuration"),
+    ("clusterTLS", "0.24.0", "it leaves the gossip TLS configuration off the cluster"),
+    ("clusterLabel", "0.26.0", _POD_GATE),
+    ("enableFeatures", "0.27.0", _POD_GATE),
+    ("limits.maxSilences", "0.28.0", _POD_GATE),
+    ("limits.maxPerSilenceBytes", "0.28.0", _POD_GATE),
+    ("clusterPeerName", "0.30.0", _POD_GATE),
+    (_G + "httpConfig.authorization", "0.22.0", _GLOBAL_GATE),
+    (_G + "httpConfig.oauth2", "0.22.0", _GLOBAL_GATE),
+    (_G + "httpConfig.followRedirects", "0.22.0", _GLOBAL_GATE),
+    (_G + "telegram", "0.24.0", _GLOBAL_GATE),
+    (_G + "webex", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.enableHttp2", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.tlsConfig.minVersion", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.tlsConfig.maxVersion", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.oauth2.proxyUrl", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.oauth2.noProxy", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.oauth2.proxyConnectHeader", "0.25.0", _GLOBAL_GATE),
+    (_G + "httpConfig.proxyFromEnvironment", "0.26.0", _GLOBAL_GATE),
+    (_G + "httpConfig.noProxy", "0.26.0", _GLOBAL_GATE),
+    (_G + "httpConfig.proxyConnectHeader", "0.26.0", _GLOBAL_GATE),
+    (_G + "jira", "0.28.0", _GLOBAL_GATE),
+    (_G + "rocketChat", "0.28.0", _GLOBAL_GATE),
+    (_G + "smtp.tlsConfig", "0.28.0", _GLOBAL_GATE),
+    (_G + "smtp.forceImplicitTLS", "0.31.0", _GLOBAL_GATE),
+    (_G + "mattermost", "0.32.0", _GLOBAL_GATE),
+)
+
+
+def _gated(spec: dict[str, Any], path: str) -> bool:
+    value = _get(spec, path)
+    if path == "logFormat":
+        return bool(value) and value != "logfmt"
+    if path.endswith("httpConfig.proxyFromEnvironment"):
+        return value is True
+    return value is not None and value != [] and value != {}
+
+
+def _check_am_gates(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    if not spec.get("version"):
+        return  # the operator's default, v0.34.0, reads every gated field
+    text, version = _am_version(spec)
+    for path, minimum, effect in ALERTMANAGER_GATES:
+        if _gated(spec, path) and not _at_least(version, minimum):
+            raise FieldError(
+                f"{path}: read by the Prometheus operator only for Alertmanager {minimum} and later; at version "
+                f"{text} {effect}; raise version to {minimum} or later, or leave {path} unset"
+            )
+
+
+# Alertmanager's feature flags by minor (featurecontrol.go of each minor's latest release)
+_FEATURES_027 = ("classic-mode", "receiver-name-in-metrics", "utf8-strict-mode")
+_FEATURES_028 = (*_FEATURES_027, "auto-gomaxprocs", "auto-gomemlimit")
+_FEATURES_031 = (*_FEATURES_028, "alert-names-in-metrics")
+_FEATURES_033 = (
+    *(name for name in _FEATURES_031 if name != "auto-gomaxprocs"),
+    "event-recorder",
+    "group-key-in-metrics",
+)
+ALERTMANAGER_FEATURES: dict[int, tuple[str, ...]] = {
+    27: _FEATURES_027,
+    28: _FEATURES_028,
+    29: _FEATURES_028,
+    30: _FEATURES_028,
+    31: _FEATURES_031,
+    32: _FEATURES_031,
+    33: _FEATURES_033,
+    34: _FEATURES_033,
+}
+_ENV_REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
+
+
+def kubelet_expand(value: str) -> str | None:
+    """The value as the kubelet passes it ($$ read as $), or None where it refers to a variable."""
+    out, index = [], 0
+    while index < len(value):
+        if value.startswith("$$", index):
+            out.append("$")
+            index += 2
+        elif _ENV_REFERENCE.match(value, index):
+            return None
+        else:
+            out.append(value[index])
+            index += 1
+    return "".join(out)
+
+
+def _check_am_features(kc: KindContext, wl: Workload) -> None:
+    features = kc.decoded.get("enableFeatures")
+    if not features:
+        return
+    if features == [""]:
+        raise FieldError(
+            "enableFeatures: a list of one empty element: the Prometheus operator writes it as --enable-feature "
+            "alone, which Alertmanager's flag parser refuses; leave enableFeatures unset for no feature"
+        )
+    text, version = _am_version(kc.decoded)
+    if version[:2] < (0, 27) or version[:2] > (0, 34):
+        return  # below 0.27 the gate refuses the field; above 0.34 the names are not known
+    joined = kubelet_expand(",".join(features))
+    if joined is None:
+        return
+    known = ALERTMANAGER_FEATURES[version[1]]
+    at = f"Alertmanager 0.{version[1]}, at version {text}"
+    for element in joined.split(","):
+        if element not in known:
+            raise FieldError(
+                f'enableFeatures: not a feature flag of {at}: "{element}", on which Alertmanager exits at '
+                f"startup; it takes {', '.join(sorted(known))}"
+            )
+    if "classic-mode" in joined.split(",") and "utf8-strict-mode" in joined.split(","):
+        raise FieldError(
+            f"enableFeatures: classic-mode with utf8-strict-mode: {at}, exits at startup on the two together; "
+            "enable one of them"
+        )
+
+
+def _check_am_port_name(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    port = spec.get("portName")
+    if port in ("mesh-tcp", "mesh-udp") and not spec.get("listenLocal"):
+        target = "the alertmanager container"
+    elif port in ("tcp-mesh", "udp-mesh") and spec.get("serviceName") is None:
+        target = "the governing Service it creates (alertmanager-operated)"
+    else:
+        return
+    raise FieldError(
+        f'portName: "{port}" is the name of a port the Prometheus operator adds to {target}, so the web port '
+        "would share its name; name the port otherwise"
+    )
+
+
+_AM_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+
+
+def _check_am_durations(kc: KindContext, wl: Workload) -> None:
+    for name in ("retention", "clusterGossipInterval", "clusterPushpullInterval", "clusterPeerTimeout"):
+        value = kc.decoded.get(name)
+        match = _AM_DURATION.match(value or "")
+        if value and (value == "0" or (match and not any(int(g) for g in match.groups() if g))):
+            raise FieldError(
+                f'{name}: "{value}" is not a positive duration: the Prometheus operator empties it and runs the '
+                f"pods as if {name} were unset; write a positive duration, or leave {name} unset"
+            )
+
+
+def _check_am_external_url(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    value = spec.get("externalUrl")
+    if not value:
+        return
+    tail = "Alertmanager exits on it at startup, though the Prometheus operator and the API accept it"
+    try:
+        url = gourl.parse(value)
+    except gourl.GoURLError:
+        raise FieldError(
+            f"externalUrl: not a URL Go's net/url can parse: {tail}; write a valid URL"
+        ) from None
+    _, version = _am_version(spec)
+    if _at_least(version, "0.19.0-rc.0") and url.scheme not in ("http", "https"):
+        raise FieldError(
+            f"externalUrl: not a URL of scheme http or https: {tail}; write an http or https URL"
+        )
+
+
+_IP_CHARS = set("0123456789abcdefABCDEF.:")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _advertise_address_error(value: str, version: Semver) -> bool:
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0 or not value[end + 1 :].startswith(":") or "]" in value[end + 1 :]:
+            return True
+        host, port = value[1:end], value[end + 2 :]
+    else:
+        if value.count(":") != 1:
+            return True
+        host, port = value.split(":")
+    if not re.fullmatch(r"[+-]?\d+", port) or abs(int(port)) > 2**31 - 1:
+        return True
+    if host == "":
+        return False
+    if _at_least(version, "0.28.0-rc.0"):
+        return not _is_ip(host)
+    return not set(host) <= _IP_CHARS
+
+
+def _check_am_advertise_address(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    value = spec.get("clusterAdvertiseAddress")
+    replicas = spec.get("replicas")
+    clustered = (replicas if replicas is not None else 1) != 1 or spec.get("forceEnableClusterMode")
+    if not value or not clustered:
+        return
+    expanded = kubelet_expand(value)
+    if expanded is None:
+        return
+    _, version = _am_version(spec)
+    if _advertise_address_error(expanded, version):
+        raise FieldError(
+            "clusterAdvertiseAddress: not an IP address and a numeric port written as host:port: the Prometheus "
+            "operator passes it to Alertmanager as --cluster.advertise-address, and Alertmanager exits where it "
+            "cannot read it; write an IP address and a port, as 10.0.0.1:9094"
+        )
+
+
+def _am_generated_flags(spec: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The flags the operator generates for the spec, each with the version it generates it from."""
+    replicas = spec.get("replicas")
+    flags: list[tuple[str, str | None]] = [
+        ("config.file", None),
+        ("storage.path", None),
+        ("data.retention", None),
+        ("web.listen-address", None),
+        ("web.route-prefix", None),
+        ("cluster.reconnect-timeout", None),
+        ("cluster.listen-address", None),
+        ("cluster.peer-name", "0.30.0"),
+        ("cluster.label", "0.26.0"),
+        ("web.config.file", "0.22.0"),
+    ]
+    if (replicas if replicas is not None else 1) > 0 or spec.get("additionalPeers"):
+        flags.append(("cluster.peer", None))
+    web, limits = spec.get("web") or {}, spec.get("limits") or {}
+    fields = (
+        ("web.external-url", spec.get("externalUrl"), None),
+        ("enable-feature", spec.get("enableFeatures"), "0.27.0"),
+        ("web.get-concurrency", web.get("getConcurrency") is not None, "0.17.0"),
+        ("web.timeout", web.get("timeout") is not None, "0.17.0"),
+        ("silences.max-silences", limits.get("maxSilences") is not None, "0.28.0"),
+        ("silences.max-per-silence-bytes", limits.get("maxPerSilenceBytes") is not None, "0.28.0"),
+        ("log.level", spec.get("logLevel") not in (None, "", "info"), None),
+        ("log.format", spec.get("logFormat") not in (None, "", "logfmt"), "0.16.0"),
+        ("cluster.advertise-address", spec.get("clusterAdvertiseAddress"), None),
+        ("cluster.gossip-interval", spec.get("clusterGossipInterval"), None),
+        ("cluster.pushpull-interval", spec.get("clusterPushpullInterval"), None),
+        ("cluster.peer-timeout", spec.get("clusterPeerTimeout"), None),
+        ("cluster.tls-config", spec.get("clusterTLS") is not None, "0.24.0"),
+    )
+    flags += [(flag, since) for flag, present, since in fields if present]
+    return flags
+
+
+def _check_am_additional_args(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    _, version = _am_version(spec)
+    generated = {flag: since for flag, since in _am_generated_flags(spec)}
+    for index, argument in enumerate(spec.get("additionalArgs") or []):
+        name = argument.get("name", "")
+        base = name.removeprefix("no-")
+        for flag in (name, base, f"no-{name}"):
+            since = generated.get(flag, "")
+            if flag in generated and (since is None or _at_least(version, since)):
+                raise FieldError(
+                    f'additionalArgs[{index}] "{name}": names the flag --{flag}, which the Prometheus operator '
+                    "generates for this spec, and the operator then fails to build the pods; set the field that "
+                    "configures it instead, or leave the argument out"
+                )
+
+
+def _check_am_templates(kc: KindContext, wl: Workload) -> None:
+    templates = ((kc.decoded.get("alertmanagerConfiguration") or {}).get("templates")) or []
+    seen: dict[str, int] = {}
+    for index, template in enumerate(templates):
+        for source in ("configMap", "secret"):
+            key = (template.get(source) or {}).get("key")
+            if key is None:
+                continue
+            if key in seen:
+                raise FieldError(
+                    f'alertmanagerConfiguration.templates[{index}].{source}.key: "{key}" is named already by '
+                    f"templates[{seen[key]}], and the Prometheus operator skips a later template of a key it has "
+                    "projected, so the template would not be loaded; name each key once"
+                )
+            seen[key] = index
+
+
+def _names_something(value: Any) -> bool:
+    """A credential source that names something: the type writes an unauthored one as empty fields."""
+    if isinstance(value, dict):
+        return any(_names_something(v) for v in value.values())
+    return bool(value)
+
+
+def _tls_pair(block: dict[str, Any], path: str) -> None:
+    for what, names in (("certificate", ("cert", "certFile")), ("key", ("keySecret", "keyFile"))):
+        named = [f"{path}.{n}" for n in names if _names_something(block.get(n))]
+        if len(named) == 1:
+            continue
+        how = f"twice ({' and '.join(named)})" if named else f"nowhere ({' or '.join(names)})"
+        raise FieldError(
+            f"{path}: names the {what} {how}: the Prometheus operator's validation requires a certificate and "
+            "a key, each named once, and without them it builds no pods"
+        )
+
+
+def _check_am_tls(kc: KindContext, wl: Workload) -> None:
+    spec = kc.decoded
+    web_tls = (spec.get("web") or {}).get("tlsConfig")
+    if web_tls is not None:
+        _tls_pair(web_tls, "web.tlsConfig")
+    cluster = spec.get("clusterTLS")
+    if cluster is None:
+        return
+    _tls_pair(cluster.get("server") or {}, "clusterTLS.server")
+    client = cluster.get("client") or {}
+    if not _names_something(client.get("cert")) or not _names_something(client.get("keySecret")):
+        raise FieldError(
+            "clusterTLS.client: names no certificate and key: the Prometheus operator's validation requires a "
+            "certificate and a key for the client, and it then builds no pods"
+        )
+
+
+def _alertmanager_reserved_volumes(spec: dict[str, Any]) -> tuple[tuple[str, bool], ...]:
+    volumes = [
+        (n, True) for n in ("config-volume", "tls-assets", "config-out", "web-config", "cluster-tls-config")
+    ]
+    if ((spec.get("alertmanagerConfiguration") or {}).get("templates")) is not None:
+        volumes.append(("notification-templates", False))
+    volumes += [(volume, False) for _, _, _, volume in mounted_object_volumes(spec)]
+    return tuple(volumes)
+
+
+def _alertmanager_reserved_mounts(spec: dict[str, Any], name: str) -> tuple[str, ...]:
+    mounts = [
+        "/alertmanager",
+        "/etc/alertmanager/config",
+        "/etc/alertmanager/config_out",
+        "/etc/alertmanager/certs",
+        "/etc/alertmanager/web_config/web-config.yaml",
+        "/etc/alertmanager/cluster_tls_config/cluster-tls-config.yaml",
+    ]
+    if ((spec.get("alertmanagerConfiguration") or {}).get("templates")) is not None:
+        mounts.append("/etc/alertmanager/templates")
+    for list_key, directory in (("secrets", "secrets"), ("configMaps", "configmaps")):
+        mounts += [posixpath.normpath(f"/etc/alertmanager/{directory}/{n}") for n in spec.get(list_key) or []]
+    return tuple(mounts)
+
+
+def _check_alertmanager_names(kc: KindContext, wl: Workload) -> None:
+    spec, name = kc.decoded, kc.obj["metadata"]["name"]
+    source = _name_source(kc)
+    replicas = spec.get("replicas")
+    replicas = 1 if replicas is None else replicas
+    claim_name = (
+        ((spec.get("storage") or {}).get("volumeClaimTemplate") or {}).get("metadata", {}).get("name")
+    )
+    derived = [] if claim_name else [("volume", f"alertmanager-{name}-db")]
+    if replicas > 0:
+        derived.append(("pod", f"alertmanager-{name}-{replicas - 1}"))
+    limit = min([63 - (len(d) - len(name)) for _, d in derived] + ([52 - 13] if replicas > 0 else []))
+    for what, value in derived:
+        if not is_dns1123_label(value):
+            raise FieldError(
+                f'Alertmanager "{name}": the Prometheus operator names the {what} "{value}" after the {source}, '
+                f"which is not a DNS-1123 label (at most 63 characters, no dots); the {source} may have at most "
+                f"{limit} characters and no dot"
+            )
+    statefulset = f"alertmanager-{name}"
+    if replicas > 0 and len(statefulset) > 52:
+        raise FieldError(
+            f'Alertmanager "{name}": the Prometheus operator names the StatefulSet "{statefulset}" after the '
+            f"{source}, and the StatefulSet controller labels its pods controller-revision-hash with that name, "
+            f"a '-' and a hash of up to 10 characters, which the API refuses beyond 63 characters; the {source} "
+            f"may have at most {limit} characters"
+        )
+
+
+ALERTMANAGER_WORKLOAD = Workload(
+    kind="Alertmanager",
+    main="alertmanager",
+    containers=("alertmanager", "config-reloader"),
+    init_containers=("init-config-reloader",),
+    prefix="alertmanager",
+    data_suffix="db",
+    fills_memory=True,
+    reserved_volumes=_alertmanager_reserved_volumes,
+    reserved_mounts=_alertmanager_reserved_mounts,
+    rulefiles=False,
+    name_limit=39,
+    checks=(
+        check_not_authorable,
+        _check_am_version,
+        _check_am_gates,
+        _check_am_features,
+        _check_am_port_name,
+        check_host_process,
+        check_mounted_objects,
+        _check_am_durations,
+        _check_am_external_url,
+        _check_am_advertise_address,
+        _check_am_additional_args,
+        _check_am_templates,
+        _check_am_tls,
+    ),
+    negative_replicas="the Prometheus operator runs it as 0",
+    name_check=_check_alertmanager_names,
+)
+
+ALERTMANAGER = kind_component(
+    "alertmanager",
+    MONITORING_V1,
+    "Alertmanager",
+    "monitoringv1.AlertmanagerSpec",
+    spec=types.ALERTMANAGER_SPEC,
+    api=PROMETHEUS_OPERATOR,
+    check=workload_check(ALERTMANAGER_WORKLOAD),
 )

@@ -30,10 +30,12 @@ from farm.core.kinds.engine import (
 from farm.core.kinds.meta import LABEL_SELECTOR
 from farm.core.kinds.monitoring import (
     BASIC_AUTH,
+    HTTP_CLIENT_FIELDS,
     OAUTH2,
     PROXY_FIELDS,
     RELABEL_CONFIGS,
     SAFE_AUTHORIZATION,
+    SAFE_TLS_CONFIG,
     SAFE_TLS_FIELDS,
     SECRET_KEY_SELECTOR,
     SECRET_OR_CONFIG_MAP,
@@ -735,5 +737,165 @@ PROMETHEUS_SPEC = Struct(
         F("evaluationInterval", STRING, "omit", default='"30s"'),
         F("ruleQueryOffset", STRING, "omit ptr"),
         F("enableAdminAPI", BOOL, "omit"),
+    ],
+)
+
+
+# --- Alertmanager ---------------------------------------------------------------------------------------
+
+_AM_POD = POD_TYPES
+
+_HTTP_CONFIG_WITH_PROXY = Struct(
+    "HTTPConfigWithProxy",
+    [*HTTP_CLIENT_FIELDS, F("tlsConfig", SAFE_TLS_CONFIG, "omit ptr")],
+)
+
+
+_URL = STRING  # monitoringv1.URL, a string type
+
+ALERTMANAGER_GLOBAL_CONFIG = Struct(
+    "AlertmanagerGlobalConfig",
+    [
+        F(
+            "smtp",
+            Struct(
+                "GlobalSMTPConfig",
+                [
+                    F("from", STRING, "omit ptr"),
+                    F(
+                        "smartHost",
+                        Struct("HostPort", [F("host", STRING, "req"), F("port", STRING, "req")]),
+                        "omit ptr",
+                    ),
+                    F("hello", STRING, "omit ptr"),
+                    F("authUsername", STRING, "omit ptr"),
+                    F("authPassword", SECRET_KEY_SELECTOR, "omit ptr"),
+                    F("authIdentity", STRING, "omit ptr"),
+                    F("authSecret", SECRET_KEY_SELECTOR, "omit ptr"),
+                    F("requireTLS", BOOL, "omit ptr"),
+                    F("tlsConfig", SAFE_TLS_CONFIG, "omit ptr"),
+                    F("forceImplicitTLS", BOOL, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F("resolveTimeout", STRING, "omit"),
+        F("httpConfig", _HTTP_CONFIG_WITH_PROXY, "omit ptr"),
+        F("slackApiUrl", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("opsGenieApiUrl", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("opsGenieApiKey", SECRET_KEY_SELECTOR, "omit ptr"),
+        F("pagerdutyUrl", _URL, "omit ptr"),
+        F("telegram", Struct("GlobalTelegramConfig", [F("apiURL", _URL, "omit ptr")]), "omit ptr"),
+        F("jira", Struct("GlobalJiraConfig", [F("apiURL", _URL, "omit ptr")]), "omit ptr"),
+        F(
+            "victorops",
+            Struct(
+                "GlobalVictorOpsConfig",
+                [F("apiKey", SECRET_KEY_SELECTOR, "omit ptr"), F("apiURL", _URL, "omit ptr")],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "rocketChat",
+            Struct(
+                "GlobalRocketChatConfig",
+                [
+                    F("apiURL", _URL, "omit ptr"),
+                    F("token", SECRET_KEY_SELECTOR, "omit ptr"),
+                    F("tokenID", SECRET_KEY_SELECTOR, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F("webex", Struct("GlobalWebexConfig", [F("apiURL", _URL, "omit ptr")]), "omit ptr"),
+        F(
+            "wechat",
+            Struct(
+                "GlobalWeChatConfig",
+                [
+                    F("apiURL", _URL, "omit ptr"),
+                    F("apiSecret", SECRET_KEY_SELECTOR, "omit ptr"),
+                    F("apiCorpID", STRING, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "mattermost",
+            Struct("GlobalMattermostConfig", [F("webhookURL", SECRET_KEY_SELECTOR, "omit ptr")]),
+            "omit ptr",
+        ),
+    ],
+)
+
+ALERTMANAGER_CONFIGURATION = Struct(
+    "AlertmanagerConfiguration",
+    [
+        F("name", STRING, "omit"),
+        F("global", ALERTMANAGER_GLOBAL_CONFIG, "omit ptr"),
+        F("templates", list_of(SECRET_OR_CONFIG_MAP), "omit"),
+    ],
+)
+
+ALERTMANAGER_SPEC = Struct(
+    "AlertmanagerSpec",
+    [
+        *pod_fields(_AM_POD),
+        F("imagePullPolicy", STRING, "omit", default='"IfNotPresent"'),
+        F("schedulerName", STRING, "omit", default='"default-scheduler"'),
+        F("hostNetwork", BOOL, "omit"),
+        F("persistentVolumeClaimRetentionPolicy", STATEFUL_SET_PVC_RETENTION_POLICY, "omit ptr"),
+        F("tag", STRING, "omit"),
+        F("sha", STRING, "omit"),
+        F("baseImage", STRING, "omit"),
+        F("secrets", STRINGS, "omit"),
+        F("configMaps", STRINGS, "omit"),
+        F("configSecret", STRING, "omit"),
+        F("retention", STRING, "omit", default='"120h"'),
+        F("externalUrl", STRING, "omit"),
+        F("additionalPeers", STRINGS, "omit"),
+        F("clusterAdvertiseAddress", STRING, "omit"),
+        F("clusterGossipInterval", STRING, "omit"),
+        F("clusterLabel", STRING, "omit ptr"),
+        F("clusterPushpullInterval", STRING, "omit"),
+        F("clusterPeerTimeout", STRING, "omit"),
+        F("clusterPeerName", STRING, "omit"),
+        F("portName", STRING, "omit", default='"web"'),
+        F("forceEnableClusterMode", BOOL, "omit"),
+        F("alertmanagerConfigSelector", LABEL_SELECTOR, "omit ptr"),
+        F("alertmanagerConfigNamespaceSelector", LABEL_SELECTOR, "omit ptr"),
+        F(
+            "alertmanagerConfigMatcherStrategy",
+            Struct("AlertmanagerConfigMatcherStrategy", [F("type", STRING, "omit", default='"OnNamespace"')]),
+            "omit",
+        ),
+        F(
+            "web",
+            Struct(
+                "AlertmanagerWebSpec",
+                [
+                    *WEB_CONFIG_FIELDS,
+                    F("getConcurrency", UINT64, "omit ptr"),
+                    F("timeout", UINT64, "omit ptr"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "limits",
+            Struct(
+                "AlertmanagerLimitsSpec",
+                [F("maxSilences", INT32, "omit ptr"), F("maxPerSilenceBytes", STRING, "omit ptr")],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "clusterTLS",
+            Struct(
+                "ClusterTLSConfig", [F("server", WEB_TLS_CONFIG, "req"), F("client", SAFE_TLS_CONFIG, "req")]
+            ),
+            "omit ptr",
+        ),
+        F("alertmanagerConfiguration", ALERTMANAGER_CONFIGURATION, "omit ptr"),
     ],
 )
