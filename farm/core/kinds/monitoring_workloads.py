@@ -1,6 +1,9 @@
-"""Field tables of the Prometheus operator's workload spec types (ThanosRulerSpec and the types it
-holds), written from the Go struct tags of prometheus-operator v0.94.1 (pkg/apis/monitoring/v1) and
-checked against the field lists of the @kubernetes-models/prometheus-operator schema package (npm).
+"""Field tables of the Prometheus operator's workload spec types (ThanosRulerSpec, PrometheusSpec,
+AlertmanagerSpec and the types they hold), written from the Go struct tags of prometheus-operator
+v0.94.1 (pkg/apis/monitoring/v1) and checked against the field lists of the
+@kubernetes-models/prometheus-operator schema package (npm, 6.0.0). That package is cut from an older
+release: the fields it lacks (clusterPeerName, retentionPercentage, the proxy fields of remoteRead and
+apiserverConfig) are taken from seed 002's field lists.
 
 The pod fields (containers, volumes, affinity, securityContext …) are the core/v1 tables of
 ``corev1_pod``. Two builds of them exist: :data:`POD_TYPES` refuses every zero the API server would
