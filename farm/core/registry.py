@@ -185,6 +185,18 @@ COMPONENT_TYPES: dict[str, str] = {
     "passthrough": "farm.core.components.rawobjects:PASSTHROUGH",
 }
 
+# Kinds the seed lists as held: authorable, with no component until something named is in place.
+HELD_COMPONENT_TYPES: dict[str, str] = {
+    "mutatingadmissionpolicy": "MutatingAdmissionPolicy",
+    "mutatingadmissionpolicybinding": "MutatingAdmissionPolicyBinding",
+    "validatingadmissionpolicy": "ValidatingAdmissionPolicy",
+    "validatingadmissionpolicybinding": "ValidatingAdmissionPolicyBinding",
+}
+HELD_REASON = (
+    "ValidatingAdmissionPolicy and its binding, and MutatingAdmissionPolicy and its binding, are still "
+    "held: their kind components follow under go-kure/launcher#943"
+)
+
 TRAIT_TYPES: dict[str, str] = {
     # --- traits (farm/core/traits) ---
     "certificate": "farm.core.traits.certificate:HANDLER",

@@ -38,7 +38,14 @@ from farm.core.model import (
     pod_spec_of,
 )
 from farm.core.policy import DEFAULT_POLICY, Policy
-from farm.core.registry import TIERS, TraitApplication, component_type, trait_type
+from farm.core.registry import (
+    HELD_COMPONENT_TYPES,
+    HELD_REASON,
+    TIERS,
+    TraitApplication,
+    component_type,
+    trait_type,
+)
 
 MAX_LOWERING_ROUNDS = 9
 
@@ -80,6 +87,11 @@ def _component_specs(app: Application) -> list[ComponentSpec]:
 def _check_types(components: list[ComponentSpec]) -> None:
     for component in components:
         handler = component_type(component.type)
+        if handler is None and component.type in HELD_COMPONENT_TYPES:
+            raise TransformError(
+                f'component "{component.name}": component type "{component.type}" '
+                f"({HELD_COMPONENT_TYPES[component.type]}) is not authorable yet: {HELD_REASON}"
+            )
         if handler is None:
             raise TransformError(
                 f'component "{component.name}": unsupported component type "{component.type}"'
