@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from farm.core.registry import COMPONENT_TYPES, TRAIT_TYPES, component_type, trait_type
+from farm.core.registry import (
+    COMPONENT_TYPES,
+    HELD_COMPONENT_TYPES,
+    TRAIT_TYPES,
+    component_type,
+    trait_type,
+)
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,10 @@ def inventory() -> list[InventoryRow]:
         handler = component_type(name)
         assert handler is not None
         rows.append(InventoryRow(name, "component", handler.status, handler.emits, handler.decode))
+    for name, kind in sorted(HELD_COMPONENT_TYPES.items()):
+        rows.append(
+            InventoryRow(name, "component", "held", (f"admissionregistration.k8s.io/v1 {kind}",), "–")
+        )
     for name in sorted(TRAIT_TYPES):
         trait = trait_type(name)
         assert trait is not None
