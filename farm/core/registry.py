@@ -27,6 +27,8 @@ class ComponentType:
     emits: tuple[str, ...] = ()  # "apiVersion Kind" of every object it can emit, for docs
     decode: str = "hand-written parser"
     status: str = "component"  # "kind" for kind components (properties are the object's spec)
+    # Seed 002: "Like every component, they are in no tier unless a tier annotation or placement
+    # policy places them." No type has a built-in tier; untiered components sort with "apps".
     tier: str = TIER_APPS
     cluster_scoped: bool = False
 

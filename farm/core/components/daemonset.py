@@ -14,7 +14,7 @@ from farm.core.components.containers import reject_unknown_keys
 from farm.core.errors import FieldError
 from farm.core.fields import go_type_name, parse_object_field
 from farm.core.model import BuildContext, ComponentSpec, Generated
-from farm.core.registry import TIER_INFRA, ComponentType
+from farm.core.registry import ComponentType
 
 DAEMONSET_SPEC_KEYS = ("updateStrategy", "minReadySeconds", "revisionHistoryLimit")
 DAEMONSET_KEYS = w.POD_TEMPLATE_KEYS + DAEMONSET_SPEC_KEYS
@@ -119,4 +119,4 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     return Generated(objects=[daemonset], workload=daemonset)
 
 
-HANDLER = ComponentType(name="daemonset", build=build, emits=("apps/v1 DaemonSet",), tier=TIER_INFRA)
+HANDLER = ComponentType(name="daemonset", build=build, emits=("apps/v1 DaemonSet",))

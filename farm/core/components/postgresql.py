@@ -34,7 +34,7 @@ from farm.core.components.postgresql_parse import PostgresqlConfig, parse_config
 from farm.core.errors import FieldError
 from farm.core.kinds.engine import decode_struct
 from farm.core.model import BuildContext, ComponentSpec, Generated
-from farm.core.registry import TIER_SERVICES, ComponentType
+from farm.core.registry import ComponentType
 
 DEFAULT_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
 STORAGE_FALLBACK = "1Gi"
@@ -125,5 +125,4 @@ HANDLER = ComponentType(
         "postgresql.cnpg.io/v1 Database",
     ),
     decode="hand-written parser (lowering rule onto the cnpg kinds)",
-    tier=TIER_SERVICES,
 )
