@@ -3,8 +3,13 @@ ExternalSecretSpec, ClusterExternalSecretSpec), written from the Go struct tags 
 package. A field is required where its tag has no omitempty and it has no optional marker.
 
 Providers held: aws, azurekv, beyondtrust, delinea, fake, gcpsm, infisical (universal auth),
-kubernetes, onepassword, onepasswordSDK, scaleway, secretserver, vault and webhook. Another provider
-key is refused as an unknown field (see docs/kinds.md)."""
+kubernetes, onepassword, onepasswordSDK, scaleway, secretserver, vault and webhook from the apis/v1
+source; akeyless, alibaba, bitwardensecretsmanager, chef, cloudrusm, conjur, device42, doppler,
+fortanix, github, gitlab, ibm, keepersecurity, onboardbase, oracle, passbolt, passworddepot, previder,
+pulumi, senhasegura, yandexcertificatemanager and yandexlockbox (and vault's iam authentication) from
+the published v1 OpenAPI schema, whose required fields and types they follow; whether a nested
+optional struct is a pointer follows the Go source. Providers newer than that schema (openBao,
+barbican, crd, nebius and others) are not held and their keys are refused as unknown fields."""
 
 from __future__ import annotations
 
@@ -170,6 +175,40 @@ VAULT_AUTH = Struct(
                     F("path", STRING),  # written unauthored: see WRITTEN_DEFAULTS
                     F("clientCert", SECRET_KEY_SELECTOR, "omit"),
                     F("secretRef", SECRET_KEY_SELECTOR, "omit"),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F(
+            "iam",
+            Struct(
+                "VaultIamAuth",
+                [
+                    F("path", STRING, "omit"),
+                    F("region", STRING, "omit"),
+                    F("role", STRING, "omit"),
+                    F("vaultRole", STRING, "req"),
+                    F("externalID", STRING, "omit"),
+                    F("vaultAwsIamServerID", STRING, "omit"),
+                    F(
+                        "secretRef",
+                        Struct(
+                            "VaultAwsAuthSecretRef",
+                            [
+                                F("accessKeyIDSecretRef", SECRET_KEY_SELECTOR, "omit"),
+                                F("secretAccessKeySecretRef", SECRET_KEY_SELECTOR, "omit"),
+                                F("sessionTokenSecretRef", SECRET_KEY_SELECTOR, "omit ptr"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                    F(
+                        "jwt",
+                        Struct(
+                            "VaultAwsJWTAuth", [F("serviceAccountRef", SERVICE_ACCOUNT_SELECTOR, "omit ptr")]
+                        ),
+                        "omit ptr",
+                    ),
                 ],
             ),
             "omit ptr",
@@ -539,23 +578,498 @@ ONEPASSWORD_SDK_PROVIDER = Struct(
     ],
 )
 
+
+# --- providers written from the published v1 schema (each Struct follows its Go struct tags) ------------
+
+AKEYLESS_PROVIDER = Struct(
+    "AkeylessProvider",
+    [
+        F("akeylessGWApiURL", STRING, "req"),
+        F(
+            "authSecretRef",
+            Struct(
+                "AkeylessAuth",
+                [
+                    F(
+                        "secretRef",
+                        Struct(
+                            "AkeylessAuthSecretRef",
+                            [
+                                F("accessID", SECRET_KEY_SELECTOR, "omit"),
+                                F("accessType", SECRET_KEY_SELECTOR, "omit"),
+                                F("accessTypeParam", SECRET_KEY_SELECTOR, "omit"),
+                            ],
+                        ),
+                        "omit",
+                    ),
+                    F(
+                        "kubernetesAuth",
+                        Struct(
+                            "AkeylessKubernetesAuth",
+                            [
+                                F("accessID", STRING, "req"),
+                                F("serviceAccountRef", SERVICE_ACCOUNT_SELECTOR, "omit ptr"),
+                                F("secretRef", SECRET_KEY_SELECTOR, "omit"),
+                                F("k8sConfName", STRING, "req"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                ],
+            ),
+            "req",
+        ),
+        F("caBundle", STRING, "omit"),
+        F("caProvider", CA_PROVIDER, "omit ptr"),
+    ],
+)
+
+_KEY_PAIR_FIELDS = [
+    F("accessKeyIDSecretRef", SECRET_KEY_SELECTOR, "req"),
+    F("accessKeySecretSecretRef", SECRET_KEY_SELECTOR, "req"),
+]
+
+ALIBABA_PROVIDER = Struct(
+    "AlibabaProvider",
+    [
+        F(
+            "auth",
+            Struct(
+                "AlibabaAuth",
+                [
+                    F("secretRef", Struct("AlibabaAuthSecretRef", _KEY_PAIR_FIELDS), "omit ptr"),
+                    F(
+                        "rrsa",
+                        Struct(
+                            "AlibabaRRSAAuth",
+                            [
+                                F("oidcProviderArn", STRING, "req"),
+                                F("oidcTokenFilePath", STRING, "req"),
+                                F("roleArn", STRING, "req"),
+                                F("sessionName", STRING, "req"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                ],
+            ),
+            "req",
+        ),
+        F("regionID", STRING, "req"),
+    ],
+)
+
+BITWARDEN_SECRETS_MANAGER_PROVIDER = Struct(
+    "BitwardenSecretsManagerProvider",
+    [
+        F("apiURL", STRING, "omit"),
+        F("identityURL", STRING, "omit"),
+        F("bitwardenServerSDKURL", STRING, "omit"),
+        F("caBundle", STRING, "omit"),
+        F("caProvider", CA_PROVIDER, "omit ptr"),
+        F("organizationID", STRING, "req"),
+        F("projectID", STRING, "req"),
+        F(
+            "auth",
+            Struct(
+                "BitwardenSecretsManagerAuth",
+                [
+                    F(
+                        "secretRef",
+                        Struct(
+                            "BitwardenSecretsManagerSecretRef", [F("credentials", SECRET_KEY_SELECTOR, "req")]
+                        ),
+                        "req",
+                    )
+                ],
+            ),
+            "req",
+        ),
+    ],
+)
+
+
+def _secret_ref_auth(name: str, ref: Struct, flags: str = "req") -> Struct:
+    """An ``auth`` block whose one method is a ``secretRef`` struct."""
+    return Struct(name, [F("secretRef", ref, flags)])
+
+
+CHEF_PROVIDER = Struct(
+    "ChefProvider",
+    [
+        F(
+            "auth",
+            _secret_ref_auth(
+                "ChefAuth",
+                Struct("ChefAuthSecretRef", [F("privateKeySecretRef", SECRET_KEY_SELECTOR, "req")]),
+            ),
+            "req",
+        ),
+        F("username", STRING, "req"),
+        F("serverUrl", STRING, "req"),
+    ],
+)
+
+CLOUDRU_SM_PROVIDER = Struct(
+    "CloudruSMProvider",
+    [
+        F(
+            "auth",
+            _secret_ref_auth("CSMAuth", Struct("CSMAuthSecretRef", _KEY_PAIR_FIELDS), "omit ptr"),
+            "req",
+        ),
+        F("projectID", STRING, "omit"),
+    ],
+)
+
+CONJUR_PROVIDER = Struct(
+    "ConjurProvider",
+    [
+        F("url", STRING, "req"),
+        F("caBundle", STRING, "omit"),
+        F("caProvider", CA_PROVIDER, "omit ptr"),
+        F(
+            "auth",
+            Struct(
+                "ConjurAuth",
+                [
+                    F(
+                        "apikey",
+                        Struct(
+                            "ConjurAPIKey",
+                            [
+                                F("account", STRING, "req"),
+                                F("userRef", SECRET_KEY_SELECTOR, "req"),
+                                F("apiKeyRef", SECRET_KEY_SELECTOR, "req"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                    F(
+                        "jwt",
+                        Struct(
+                            "ConjurJWT",
+                            [
+                                F("account", STRING, "req"),
+                                F("serviceID", STRING, "req"),
+                                F("hostId", STRING, "omit"),
+                                _SECRET_REF,
+                                F("serviceAccountRef", SERVICE_ACCOUNT_SELECTOR, "omit ptr"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                ],
+            ),
+            "req",
+        ),
+    ],
+)
+
+# A secretRef holding one `credentials` key (held by value: an unauthored one is written empty).
+_CREDENTIALS_REF = [F("credentials", SECRET_KEY_SELECTOR, "omit")]
+
+DEVICE42_PROVIDER = Struct(
+    "Device42Provider",
+    [
+        F("host", STRING, "req"),
+        F("auth", _secret_ref_auth("Device42Auth", Struct("Device42SecretRef", _CREDENTIALS_REF)), "req"),
+    ],
+)
+
+DOPPLER_PROVIDER = Struct(
+    "DopplerProvider",
+    [
+        F(
+            "auth",
+            _secret_ref_auth(
+                "DopplerAuth", Struct("DopplerAuthSecretRef", [F("dopplerToken", SECRET_KEY_SELECTOR, "req")])
+            ),
+            "req",
+        ),
+        F("project", STRING, "omit"),
+        F("config", STRING, "omit"),
+        F("nameTransformer", STRING, "omit"),
+        F("format", STRING, "omit"),
+    ],
+)
+
+FORTANIX_PROVIDER = Struct(
+    "FortanixProvider",
+    [
+        F("apiUrl", STRING, "omit"),
+        F("apiKey", Struct("FortanixProviderSecretRef", [_SECRET_REF]), "omit ptr"),
+    ],
+)
+
+GITHUB_PROVIDER = Struct(
+    "GithubProvider",
+    [
+        F("url", STRING, "omit"),
+        F("uploadURL", STRING, "omit"),
+        F("auth", Struct("GithubAppAuth", [F("privateKey", SECRET_KEY_SELECTOR, "req")]), "req"),
+        F("organization", STRING, "req"),
+        F("repository", STRING, "omit"),
+        F("environment", STRING, "omit"),
+        F("appID", INT64, "req"),
+        F("installationID", INT64, "req"),
+    ],
+)
+
+GITLAB_PROVIDER = Struct(
+    "GitlabProvider",
+    [
+        F("url", STRING, "omit"),
+        F(
+            "auth",
+            # The Go tag spells this key with a capital S.
+            Struct(
+                "GitlabAuth",
+                [
+                    F(
+                        "SecretRef",
+                        Struct("GitlabSecretRef", [F("accessToken", SECRET_KEY_SELECTOR, "omit")]),
+                        "req",
+                    )
+                ],
+            ),
+            "req",
+        ),
+        F("projectID", STRING, "omit"),
+        F("inheritFromGroups", BOOL, "omit"),
+        F("groupIDs", _STRINGS, "omit"),
+        F("environment", STRING, "omit"),
+    ],
+)
+
+IBM_PROVIDER = Struct(
+    "IBMProvider",
+    [
+        F(
+            "auth",
+            Struct(
+                "IBMAuth",
+                [
+                    F(
+                        "secretRef",
+                        Struct("IBMAuthSecretRef", [F("secretApiKeySecretRef", SECRET_KEY_SELECTOR, "omit")]),
+                        "omit ptr",
+                    ),
+                    F(
+                        "containerAuth",
+                        Struct(
+                            "IBMAuthContainerAuth",
+                            [
+                                F("profile", STRING, "req"),
+                                F("tokenLocation", STRING, "omit"),
+                                F("iamEndpoint", STRING, "omit"),
+                            ],
+                        ),
+                        "omit ptr",
+                    ),
+                ],
+            ),
+            "req",
+        ),
+        F("serviceUrl", STRING, "omit ptr"),
+    ],
+)
+
+KEEPER_SECURITY_PROVIDER = Struct(
+    "KeeperSecurityProvider",
+    [F("authRef", SECRET_KEY_SELECTOR, "req"), F("folderID", STRING, "req")],
+)
+
+ONBOARDBASE_PROVIDER = Struct(
+    "OnboardbaseProvider",
+    [
+        F("apiHost", STRING, "req"),
+        F(
+            "auth",
+            Struct(
+                "OnboardbaseAuthSecretRef",
+                [F("apiKeyRef", SECRET_KEY_SELECTOR, "req"), F("passcodeRef", SECRET_KEY_SELECTOR, "req")],
+            ),
+            "req",
+        ),
+        F("environment", STRING, "req"),
+        F("project", STRING, "req"),
+    ],
+)
+
+ORACLE_PROVIDER = Struct(
+    "OracleProvider",
+    [
+        F("region", STRING, "req"),
+        F("vault", STRING, "req"),
+        F("compartment", STRING, "omit"),
+        F("encryptionKey", STRING, "omit"),
+        F("principalType", STRING, "omit"),
+        F(
+            "auth",
+            Struct(
+                "OracleAuth",
+                [
+                    F("tenancy", STRING, "req"),
+                    F("user", STRING, "req"),
+                    F(
+                        "secretRef",
+                        Struct(
+                            "OracleSecretRef",
+                            [
+                                F("privatekey", SECRET_KEY_SELECTOR, "req"),
+                                F("fingerprint", SECRET_KEY_SELECTOR, "req"),
+                            ],
+                        ),
+                        "req",
+                    ),
+                ],
+            ),
+            "omit ptr",
+        ),
+        F("serviceAccountRef", SERVICE_ACCOUNT_SELECTOR, "omit ptr"),
+    ],
+)
+
+PASSBOLT_PROVIDER = Struct(
+    "PassboltProvider",
+    [
+        F(
+            "auth",
+            Struct(
+                "PassboltAuth",
+                [
+                    F("passwordSecretRef", SECRET_KEY_SELECTOR, "req"),
+                    F("privateKeySecretRef", SECRET_KEY_SELECTOR, "req"),
+                ],
+            ),
+            "req",
+        ),
+        F("host", STRING, "req"),
+    ],
+)
+
+PASSWORD_DEPOT_PROVIDER = Struct(
+    "PasswordDepotProvider",
+    [
+        F("host", STRING, "req"),
+        F("database", STRING, "req"),
+        F(
+            "auth",
+            _secret_ref_auth("PasswordDepotAuth", Struct("PasswordDepotSecretRef", _CREDENTIALS_REF)),
+            "req",
+        ),
+    ],
+)
+
+PREVIDER_PROVIDER = Struct(
+    "PreviderProvider",
+    [
+        F("baseUri", STRING, "omit"),
+        F(
+            "auth",
+            _secret_ref_auth(
+                "PreviderAuth",
+                Struct("PreviderAuthSecretRef", [F("accessToken", SECRET_KEY_SELECTOR, "req")]),
+                "omit ptr",
+            ),
+            "req",
+        ),
+    ],
+)
+
+PULUMI_PROVIDER = Struct(
+    "PulumiProvider",
+    [
+        F("apiUrl", STRING, "omit"),
+        F("accessToken", Struct("PulumiProviderSecretRef", [_SECRET_REF]), "req"),
+        F("organization", STRING, "req"),
+        F("project", STRING, "req"),
+        F("environment", STRING, "req"),
+    ],
+)
+
+SENHASEGURA_PROVIDER = Struct(
+    "SenhaseguraProvider",
+    [
+        F("url", STRING, "req"),
+        F("module", STRING, "req"),
+        F(
+            "auth",
+            Struct(
+                "SenhaseguraAuth",
+                [F("clientId", STRING, "req"), F("clientSecretSecretRef", SECRET_KEY_SELECTOR, "req")],
+            ),
+            "req",
+        ),
+        F("ignoreSslCertificate", BOOL, "omit"),
+    ],
+)
+
+
+def _yandex_provider(prefix: str) -> Struct:
+    """Yandex Certificate Manager and Lockbox share one shape under their own type names."""
+    return Struct(
+        f"{prefix}Provider",
+        [
+            F("apiEndpoint", STRING, "omit"),
+            F(
+                "auth",
+                Struct(f"{prefix}Auth", [F("authorizedKeySecretRef", SECRET_KEY_SELECTOR, "omit")]),
+                "req",
+            ),
+            F(
+                "caProvider",
+                Struct(f"{prefix}CAProvider", [F("certSecretRef", SECRET_KEY_SELECTOR, "omit")]),
+                "omit ptr",
+            ),
+        ],
+    )
+
+
+YANDEX_CERTIFICATE_MANAGER_PROVIDER = _yandex_provider("YandexCertificateManager")
+YANDEX_LOCKBOX_PROVIDER = _yandex_provider("YandexLockbox")
+
+
 SECRET_STORE_PROVIDER = Struct(
     "SecretStoreProvider",
     [
+        F("akeyless", AKEYLESS_PROVIDER, "omit ptr"),
+        F("alibaba", ALIBABA_PROVIDER, "omit ptr"),
         F("aws", AWS_PROVIDER, "omit ptr"),
         F("azurekv", AZURE_KV_PROVIDER, "omit ptr"),
         F("beyondtrust", BEYONDTRUST_PROVIDER, "omit ptr"),
+        F("bitwardensecretsmanager", BITWARDEN_SECRETS_MANAGER_PROVIDER, "omit ptr"),
+        F("chef", CHEF_PROVIDER, "omit ptr"),
+        F("cloudrusm", CLOUDRU_SM_PROVIDER, "omit ptr"),
+        F("conjur", CONJUR_PROVIDER, "omit ptr"),
         F("delinea", DELINEA_PROVIDER, "omit ptr"),
+        F("device42", DEVICE42_PROVIDER, "omit ptr"),
+        F("doppler", DOPPLER_PROVIDER, "omit ptr"),
         F("fake", FAKE_PROVIDER, "omit ptr"),
+        F("fortanix", FORTANIX_PROVIDER, "omit ptr"),
         F("gcpsm", GCPSM_PROVIDER, "omit ptr"),
+        F("github", GITHUB_PROVIDER, "omit ptr"),
+        F("gitlab", GITLAB_PROVIDER, "omit ptr"),
+        F("ibm", IBM_PROVIDER, "omit ptr"),
         F("infisical", INFISICAL_PROVIDER, "omit ptr"),
+        F("keepersecurity", KEEPER_SECURITY_PROVIDER, "omit ptr"),
         F("kubernetes", KUBERNETES_PROVIDER, "omit ptr"),
+        F("onboardbase", ONBOARDBASE_PROVIDER, "omit ptr"),
         F("onepassword", ONEPASSWORD_PROVIDER, "omit ptr"),
         F("onepasswordSDK", ONEPASSWORD_SDK_PROVIDER, "omit ptr"),
+        F("oracle", ORACLE_PROVIDER, "omit ptr"),
+        F("passbolt", PASSBOLT_PROVIDER, "omit ptr"),
+        F("passworddepot", PASSWORD_DEPOT_PROVIDER, "omit ptr"),
+        F("previder", PREVIDER_PROVIDER, "omit ptr"),
+        F("pulumi", PULUMI_PROVIDER, "omit ptr"),
         F("scaleway", SCALEWAY_PROVIDER, "omit ptr"),
         F("secretserver", SECRET_SERVER_PROVIDER, "omit ptr"),
+        F("senhasegura", SENHASEGURA_PROVIDER, "omit ptr"),
         F("vault", VAULT_PROVIDER, "omit ptr"),
         F("webhook", WEBHOOK_PROVIDER, "omit ptr"),
+        F("yandexcertificatemanager", YANDEX_CERTIFICATE_MANAGER_PROVIDER, "omit ptr"),
+        F("yandexlockbox", YANDEX_LOCKBOX_PROVIDER, "omit ptr"),
     ],
 )
 
