@@ -231,6 +231,7 @@ DNS01 = Struct(
                         ),
                         "omit ptr",
                     ),
+                    F("zoneType", STRING, "omit"),  # AzurePublicZone or AzurePrivateZone
                 ],
             ),
             "omit ptr",
