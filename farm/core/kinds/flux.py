@@ -37,13 +37,14 @@ FLUX_OPERATOR = Api("Flux Operator")
 
 # --- durations --------------------------------------------------------------------------------
 
-_WITH_HOURS = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
-_NO_HOURS = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m))+$")
+# The patterns the Flux CRDs give their duration fields; a timeout's takes no h.
+DURATION_PATTERN = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
+TIMEOUT_PATTERN = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m))+$")
 _HOUR_FORM = re.compile(r"^(\d+)h(\d+)m(.*)$")
 
 
-def _in_minutes(written: str) -> str:
-    """Go's form of a duration of an hour or more, with the hours folded into minutes."""
+def minutes_form(written: str) -> str:
+    """Go's form of a duration with its hours folded into minutes (``1h30m0s`` -> ``90m0s``)."""
     match = _HOUR_FORM.match(written)
     if match is None:
         return written
@@ -51,10 +52,17 @@ def _in_minutes(written: str) -> str:
     return f"{int(hours) * 60 + int(minutes)}m{rest}"
 
 
+def go_form(text: str, *, hours: bool = True) -> str:
+    """The form Go writes a duration in, with the hours folded into minutes where the field's
+    pattern has no h. Raises ``DurationError`` where the text does not parse."""
+    written = format_duration(parse_duration(text))
+    return written if hours else minutes_form(written)
+
+
 def flux_duration(type_name: str, *, hours: bool = True) -> Custom:
     """The duration type of one kind's field: refusals say ``<type>: <path> "<text>" is invalid``.
     A path inside a list is named by its list (``schedule[].window``): the rule is the field's."""
-    pattern = _WITH_HOURS if hours else _NO_HOURS
+    pattern = DURATION_PATTERN if hours else TIMEOUT_PATTERN
     units = "ms, s, m and h" if hours else "ms, s and m"
 
     def invalid(path: str, text: str, why: str) -> FieldError:
@@ -67,11 +75,9 @@ def flux_duration(type_name: str, *, hours: bool = True) -> Custom:
         if not pattern.match(value):
             raise invalid(path, value, f"unsigned, in the units {units}: {pattern.pattern}")
         try:
-            written = format_duration(parse_duration(value))
+            written = go_form(value, hours=hours)
         except DurationError:
             raise invalid(path, value, f"unsigned, in the units {units}: {pattern.pattern}") from None
-        if not hours:
-            written = _in_minutes(written)
         if not pattern.match(written):
             raise invalid(path, value, f"at least a millisecond: it would be written {written}")
         return written
@@ -85,6 +91,21 @@ LOCAL_OBJECT_REFERENCE = Struct("LocalObjectReference", [F("name", STRING, "req"
 
 NAMESPACED_OBJECT_REFERENCE = Struct(
     "NamespacedObjectReference", [F("name", STRING, "req"), F("namespace", STRING, "omit")]
+)
+
+COMMON_METADATA = Struct(
+    "CommonMetadata", [F("annotations", map_of(STRING), "omit"), F("labels", map_of(STRING), "omit")]
+)
+
+GIT_REPOSITORY_REF = Struct(
+    "GitRepositoryRef",
+    [
+        F("branch", STRING, "omit"),
+        F("tag", STRING, "omit"),
+        F("semver", STRING, "omit"),
+        F("name", STRING, "omit"),
+        F("commit", STRING, "omit"),
+    ],
 )
 
 # --- notification.toolkit.fluxcd.io -----------------------------------------------------------
@@ -230,17 +251,6 @@ IMAGE_REPOSITORY_SPEC = Struct(
     ],
 )
 
-GIT_REPOSITORY_REF = Struct(
-    "GitRepositoryRef",
-    [
-        F("branch", STRING, "omit"),
-        F("tag", STRING, "omit"),
-        F("semver", STRING, "omit"),
-        F("name", STRING, "omit"),
-        F("commit", STRING, "omit"),
-    ],
-)
-
 COMMIT_SPEC = Struct(
     "CommitSpec",
     [
@@ -326,14 +336,7 @@ COPY_OPERATION = Struct(
 ARTIFACT_GENERATOR_SPEC = Struct(
     "ArtifactGeneratorSpec",
     [
-        F(
-            "commonMetadata",
-            Struct(
-                "CommonMetadata",
-                [F("annotations", map_of(STRING), "omit"), F("labels", map_of(STRING), "omit")],
-            ),
-            "omit ptr",
-        ),
+        F("commonMetadata", COMMON_METADATA, "omit ptr"),
         F(
             "sources",
             list_of(

@@ -18,37 +18,24 @@ unauthored it decodes to null here and the kind writes its default.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from farm.core.components.fluxsources import flux_duration
-from farm.core.durations import DurationError, format_duration, parse_duration
+from farm.core.durations import DurationError
 from farm.core.errors import FieldError
 from farm.core.fields import go_type_name
 from farm.core.kinds.engine import BOOL, INT64, RAW, STRING, Api, Custom, F, Struct, list_of, map_of
-
-FLUX = Api("Flux")
+from farm.core.kinds.flux import COMMON_METADATA, GIT_REPOSITORY_REF, TIMEOUT_PATTERN, go_form
+from farm.core.kinds.flux import FLUX as FLUX  # the delivery kinds name their API through this module
 
 _STRINGS = list_of(STRING)
 _STRING_MAP = map_of(STRING)
 
 # --- durations -----------------------------------------------------------------------------------
 
-_SOURCE_TIMEOUT = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m))+$")
-_HOUR_FORM = re.compile(r"^(\d+)h(\d+)m(.*)$")
-
 
 def _flux_duration(value: Any, path: str, api: Api) -> str:
     return flux_duration(value, path)
-
-
-def minutes_form(written: str) -> str:
-    """Go's form of a duration with its hours folded into minutes (``1h30m0s`` -> ``90m0s``)."""
-    match = _HOUR_FORM.match(written)
-    if match is None:
-        return written
-    hours, minutes, rest = match.groups()
-    return f"{int(hours) * 60 + int(minutes)}m{rest}"
 
 
 def source_timeout(value: Any, path: str, api: Api | None = None) -> str:
@@ -57,16 +44,16 @@ def source_timeout(value: Any, path: str, api: Api | None = None) -> str:
     an ``h`` the CRD refuses."""
     if not isinstance(value, str):
         raise FieldError(f"{path}: must be a duration string, got {go_type_name(value)}")
-    if not _SOURCE_TIMEOUT.match(value):
+    if not TIMEOUT_PATTERN.match(value):
         raise FieldError(
             f'{path}: "{value}" is not a duration the source API accepts (unsigned, in ms, s or m, '
-            r"with no h: ^([0-9]+(\.[0-9]+)?(ms|s|m))+$; write an hour as 60m)"
+            f"with no h: {TIMEOUT_PATTERN.pattern}; write an hour as 60m)"
         )
     try:
-        written = minutes_form(format_duration(parse_duration(value)))
+        written = go_form(value, hours=False)
     except DurationError as exc:
         raise FieldError(f"{path}: {exc}") from None
-    if not _SOURCE_TIMEOUT.match(written):
+    if not TIMEOUT_PATTERN.match(written):
         raise FieldError(
             f'{path}: "{value}" is below Flux\'s millisecond resolution (it would be written as {written})'
         )
@@ -78,6 +65,8 @@ SOURCE_TIMEOUT = Custom("Duration", source_timeout)
 
 # --- fluxcd/pkg/apis: meta, kustomize, acl -------------------------------------------------------
 
+# Not flux.LOCAL_OBJECT_REFERENCE: that table requires the name, and these kinds state their own
+# required fields (module docstring), so an authored empty reference is written as Go writes it.
 LOCAL_OBJECT_REFERENCE = Struct("meta.LocalObjectReference", [F("name", STRING)])
 SECRET_KEY_REFERENCE = Struct("meta.SecretKeyReference", [F("name", STRING), F("key", STRING, "omit")])
 KUBE_CONFIG_REFERENCE = Struct(
@@ -140,9 +129,6 @@ ACCESS_FROM = Struct(
             list_of(Struct("acl.NamespaceSelector", [F("matchLabels", _STRING_MAP, "omit")])),
         )
     ],
-)
-COMMON_METADATA = Struct(
-    "CommonMetadata", [F("annotations", _STRING_MAP, "omit"), F("labels", _STRING_MAP, "omit")]
 )
 
 # --- source.toolkit.fluxcd.io/v1 -----------------------------------------------------------------
@@ -216,17 +202,6 @@ OCI_REPOSITORY_SPEC = Struct(
         _IGNORE,
         _INSECURE,
         _SUSPEND,
-    ],
-)
-
-GIT_REPOSITORY_REF = Struct(
-    "GitRepositoryRef",
-    [
-        F("branch", STRING, "omit"),
-        F("tag", STRING, "omit"),
-        F("semver", STRING, "omit"),
-        F("name", STRING, "omit"),
-        F("commit", STRING, "omit"),
     ],
 )
 
