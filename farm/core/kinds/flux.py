@@ -261,7 +261,10 @@ COMMIT_SPEC = Struct(
         ),
         F(
             "signingKey",
-            Struct("SigningKey", [F("secretRef", LOCAL_OBJECT_REFERENCE, "omit req")]),
+            Struct(
+                "SigningKey",
+                [F("secretRef", LOCAL_OBJECT_REFERENCE, "omit req"), F("type", STRING, "omit")],
+            ),
             "omit ptr",
         ),
         F("messageTemplate", STRING, "omit"),

@@ -3,7 +3,9 @@ helmrelease, fluxcd-kustomization and the five source kinds), written from the G
 the Flux 2.7 API modules: helm-controller helm.toolkit.fluxcd.io/v2 (HelmReleaseSpec),
 source-controller source.toolkit.fluxcd.io/v1 (HelmRepositorySpec, OCIRepositorySpec,
 GitRepositorySpec, BucketSpec, HelmChartSpec), kustomize-controller kustomize.toolkit.fluxcd.io/v1
-(KustomizationSpec), and the fluxcd/pkg apis (meta, kustomize, acl) they embed.
+(KustomizationSpec), and the fluxcd/pkg apis (meta, kustomize, acl) they embed. Fields the later
+CRDs add (Flux 2.8 and 2.9: waitStrategy, the serverSideApply modes, buildMetadata …) are accepted
+too, so a spec written for a newer controller is not refused; each is marked where it sits.
 
 No field here carries ``req``: the seed keeps these kinds out of the generic required-field table
 ("no row is written for them"), and states the few required fields itself, which the kinds check
@@ -143,12 +145,18 @@ _INSECURE = F("insecure", BOOL, "omit")
 
 OIDC_IDENTITY_MATCH = Struct("OIDCIdentityMatch", [F("issuer", STRING), F("subject", STRING)])
 # provider is written unauthored; the kinds fill the API's default (cosign)
-OCI_REPOSITORY_VERIFICATION = Struct(
+_VERIFICATION_FIELDS = [
+    F("provider", STRING),
+    _SECRET_REF,
+    F("matchOIDCIdentity", list_of(OIDC_IDENTITY_MATCH), "omit"),
+]
+# a HelmChart's verify; an OCIRepository's also takes a Sigstore trusted root
+OCI_REPOSITORY_VERIFICATION = Struct("OCIRepositoryVerification", _VERIFICATION_FIELDS)
+OCI_REPOSITORY_VERIFY = Struct(
     "OCIRepositoryVerification",
     [
-        F("provider", STRING),
-        _SECRET_REF,
-        F("matchOIDCIdentity", list_of(OIDC_IDENTITY_MATCH), "omit"),
+        *_VERIFICATION_FIELDS,
+        F("trustedRootSecretRef", LOCAL_OBJECT_REFERENCE, "omit ptr"),  # after Flux 2.7
     ],
 )
 
@@ -193,7 +201,7 @@ OCI_REPOSITORY_SPEC = Struct(
         ),
         F("provider", STRING, "omit"),
         _SECRET_REF,
-        F("verify", OCI_REPOSITORY_VERIFICATION, "omit ptr"),
+        F("verify", OCI_REPOSITORY_VERIFY, "omit ptr"),
         F("serviceAccountName", STRING, "omit"),
         _CERT_SECRET_REF,
         _PROXY_SECRET_REF,
@@ -389,6 +397,7 @@ INSTALL = Struct(
         F("skipCRDs", BOOL, "omit"),
         F("crds", STRING, "omit"),
         F("createNamespace", BOOL, "omit"),
+        F("serverSideApply", BOOL, "omit ptr"),  # after Flux 2.7
     ],
 )
 
@@ -407,6 +416,8 @@ UPGRADE = Struct(
         F("preserveValues", BOOL, "omit"),
         F("cleanupOnFail", BOOL, "omit"),
         F("crds", STRING, "omit"),
+        F("serverSideApply", STRING, "omit"),  # after Flux 2.7
+        F("chartNameChangeStrategy", STRING, "omit"),  # after Flux 2.7
     ],
 )
 
@@ -430,6 +441,7 @@ ROLLBACK = Struct(
         F("recreate", BOOL, "omit"),
         F("force", BOOL, "omit"),
         F("cleanupOnFail", BOOL, "omit"),
+        F("serverSideApply", STRING, "omit"),  # after Flux 2.7
     ],
 )
 
@@ -444,18 +456,11 @@ UNINSTALL = Struct(
     ],
 )
 
+IGNORE_RULE = Struct("IgnoreRule", [F("paths", _STRINGS), F("target", KUSTOMIZE_SELECTOR, "omit ptr")])
+
 DRIFT_DETECTION = Struct(
     "DriftDetection",
-    [
-        F("mode", STRING, "omit"),
-        F(
-            "ignore",
-            list_of(
-                Struct("IgnoreRule", [F("paths", _STRINGS), F("target", KUSTOMIZE_SELECTOR, "omit ptr")])
-            ),
-            "omit",
-        ),
-    ],
+    [F("mode", STRING, "omit"), F("ignore", list_of(IGNORE_RULE), "omit")],
 )
 
 VALUES_REFERENCE = Struct(
@@ -466,6 +471,7 @@ VALUES_REFERENCE = Struct(
         F("valuesKey", STRING, "omit"),
         F("targetPath", STRING, "omit"),
         F("optional", BOOL, "omit"),
+        F("literal", BOOL, "omit"),  # after Flux 2.7
     ],
 )
 
@@ -512,6 +518,10 @@ HELM_RELEASE_SPEC = Struct(
         F("values", RAW, "omit ptr"),
         F("postRenderers", list_of(POST_RENDERER), "omit"),
         F("commonMetadata", COMMON_METADATA, "omit ptr"),
+        # fields of the helm-controller CRDs released after Flux 2.7
+        F("healthCheckExprs", list_of(CUSTOM_HEALTH_CHECK), "omit"),
+        F("waitStrategy", Struct("WaitStrategy", [F("name", STRING)]), "omit ptr"),
+        F("postRenderStrategy", STRING, "omit"),
     ],
 )
 
@@ -550,6 +560,7 @@ KUSTOMIZATION_SPEC = Struct(
                         ),
                         "omit",
                     ),
+                    F("substituteStrategy", STRING, "omit"),  # after Flux 2.7
                 ],
             ),
             "omit ptr",
@@ -571,5 +582,8 @@ KUSTOMIZATION_SPEC = Struct(
         F("components", _STRINGS, "omit"),
         F("ignoreMissingComponents", BOOL, "omit"),
         F("healthCheckExprs", list_of(CUSTOM_HEALTH_CHECK), "omit"),
+        # fields of the kustomize-controller CRDs released after Flux 2.7
+        F("buildMetadata", _STRINGS, "omit"),
+        F("ignore", list_of(IGNORE_RULE), "omit"),
     ],
 )
