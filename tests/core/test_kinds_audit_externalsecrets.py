@@ -190,3 +190,21 @@ def test_new_providers_keep_required_fields_and_reference_names() -> None:
             }
         },
     ) == ('component "c": unknown field "provider.passworddepot.auth.secretRef.user"')
+
+
+def test_onepassword_sdk_takes_an_environment_instead_of_a_vault() -> None:
+    sdk = {"environment": "env-1", "auth": {"serviceAccountSecretRef": SECRET}}
+    assert _provider("onepasswordSDK", sdk) == sdk
+
+
+def test_yandex_fetching_by_id_or_by_name() -> None:
+    by_name = {"auth": {"authorizedKeySecretRef": SECRET}, "fetching": {"byName": {"folderID": "b1g"}}}
+    assert _provider("yandexlockbox", by_name) == by_name
+    by_id = {"auth": {"authorizedKeySecretRef": SECRET}, "fetching": {"byID": {}}}
+    assert _provider("yandexcertificatemanager", by_id) == by_id
+    assert message(
+        "secretstore", {"provider": {"yandexlockbox": {**by_name, "fetching": {"byName": {}}}}}
+    ) == (
+        'component "c": provider.yandexlockbox.fetching.byName.folderID: required (the external-secrets API '
+        "requires this field)"
+    )

@@ -8,8 +8,10 @@ source; akeyless, alibaba, bitwardensecretsmanager, chef, cloudrusm, conjur, dev
 fortanix, github, gitlab, ibm, keepersecurity, onboardbase, oracle, passbolt, passworddepot, previder,
 pulumi, senhasegura, yandexcertificatemanager and yandexlockbox (and vault's iam authentication) from
 the published v1 OpenAPI schema, whose required fields and types they follow; whether a nested
-optional struct is a pointer follows the Go source. Providers newer than that schema (openBao,
-barbican, crd, nebius and others) are not held and their keys are refused as unknown fields."""
+optional struct is a pointer follows the Go source. Two fields newer than that schema follow the
+seed: onepasswordSDK's environment (beside an optional vault) and the Yandex providers' fetching.
+Providers newer than that schema (openBao, barbican, crd, nebius and others) are not held and their
+keys are refused as unknown fields."""
 
 from __future__ import annotations
 
@@ -559,7 +561,9 @@ ONEPASSWORD_PROVIDER = Struct(
 ONEPASSWORD_SDK_PROVIDER = Struct(
     "OnePasswordSDKProvider",
     [
-        F("vault", STRING, "req"),
+        # The seed: at most one of vault and environment, each omitted when unauthored.
+        F("vault", STRING, "omit"),
+        F("environment", STRING, "omit"),
         F(
             "integrationInfo",
             Struct("IntegrationInfo", [F("name", STRING, "omit"), F("version", STRING, "omit")]),
@@ -1007,6 +1011,17 @@ SENHASEGURA_PROVIDER = Struct(
 )
 
 
+# How a Yandex provider reads a remote key: as an ID, or as a name in a folder (the seed names this
+# exactly-one block; it is newer than the published schema).
+_YANDEX_FETCHING = Struct(
+    "FetchingPolicy",
+    [
+        F("byID", Struct("ByID", []), "omit ptr"),
+        F("byName", Struct("ByName", [F("folderID", STRING, "req")]), "omit ptr"),
+    ],
+)
+
+
 def _yandex_provider(prefix: str) -> Struct:
     """Yandex Certificate Manager and Lockbox share one shape under their own type names."""
     return Struct(
@@ -1023,6 +1038,7 @@ def _yandex_provider(prefix: str) -> Struct:
                 Struct(f"{prefix}CAProvider", [F("certSecretRef", SECRET_KEY_SELECTOR, "omit")]),
                 "omit ptr",
             ),
+            F("fetching", _YANDEX_FETCHING, "omit ptr"),
         ],
     )
 
