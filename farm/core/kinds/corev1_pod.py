@@ -4,15 +4,21 @@
 
 The table is written compactly and turned into engine :class:`Struct` values at import: a struct is
 a mapping of JSON field name to ``(type, omitempty)``. Types: ``string``, ``int32``, ``int64``,
-``bool``, ``quantity``, ``intstr``, ``any`` (kept as written), ``map`` (string to string), ``qmap``
-(string to quantity), ``[]T`` (a list of T), ``*T`` (a pointer: written when set, even to its zero)
-and a struct name (a value: always written).
+``bool``, ``quantity``, ``intstr``, ``time`` (``metav1.Time``), ``any`` (kept as written), ``map``
+(string to string), ``qmap`` (string to quantity), ``[]T`` (a list of T), ``*T`` (a pointer: written
+when set, even to its zero) and a struct name (a value: always written).
+
+Fields are those of k8s.io/api v0.37.1 (the version the seed pins), a superset of v0.36.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
+from farm.core.errors import FieldError
+from farm.core.fields import go_type_name
 from farm.core.kinds.engine import (
     BOOL,
     INT32,
@@ -21,6 +27,8 @@ from farm.core.kinds.engine import (
     QUANTITY,
     RAW,
     STRING,
+    Api,
+    Custom,
     F,
     Struct,
     list_of,
@@ -30,13 +38,44 @@ from farm.core.kinds.engine import (
 OMIT = True  # omitempty
 KEEP = False  # written even when zero
 
+# metav1.ObjectMeta, every field: a template's metadata decodes into the whole type, so the fields
+# the API server sets (uid, creationTimestamp ...) are accepted as Go accepts them. creationTimestamp
+# is omitzero: the zero time (and null) is left out.
 _OBJECT_META = {
     "name": ("string", OMIT),
     "generateName": ("string", OMIT),
     "namespace": ("string", OMIT),
+    "selfLink": ("string", OMIT),
+    "uid": ("string", OMIT),
+    "resourceVersion": ("string", OMIT),
+    "generation": ("int64", OMIT),
+    "creationTimestamp": ("time", OMIT),
+    "deletionTimestamp": ("*time", OMIT),
+    "deletionGracePeriodSeconds": ("*int64", OMIT),
     "labels": ("map", OMIT),
     "annotations": ("map", OMIT),
+    "ownerReferences": ("[]OwnerReference", OMIT),
     "finalizers": ("[]string", OMIT),
+    "managedFields": ("[]ManagedFieldsEntry", OMIT),
+}
+
+_OWNER_REFERENCE = {
+    "apiVersion": ("string", KEEP),
+    "kind": ("string", KEEP),
+    "name": ("string", KEEP),
+    "uid": ("string", KEEP),
+    "controller": ("*bool", OMIT),
+    "blockOwnerDeletion": ("*bool", OMIT),
+}
+
+_MANAGED_FIELDS_ENTRY = {
+    "manager": ("string", OMIT),
+    "operation": ("string", OMIT),
+    "apiVersion": ("string", OMIT),
+    "time": ("*time", OMIT),
+    "fieldsType": ("string", OMIT),
+    "fieldsV1": ("*any", OMIT),
+    "subresource": ("string", OMIT),
 }
 
 _LABEL_SELECTOR = {
@@ -56,7 +95,12 @@ _NODE_SELECTOR_REQUIREMENT = {
     "values": ("[]string", OMIT),
 }
 
-_KEY_TO_PATH = {"key": ("string", KEEP), "path": ("string", KEEP), "mode": ("*int32", OMIT)}
+_KEY_TO_PATH = {
+    "key": ("string", KEEP),
+    "path": ("string", KEEP),
+    "mode": ("*int32", OMIT),
+    "user": ("*int64", OMIT),
+}
 
 _OBJECT_FIELD_SELECTOR = {"apiVersion": ("string", OMIT), "fieldPath": ("string", KEEP)}
 
@@ -77,6 +121,8 @@ _PROBE_HANDLER = {
 
 TYPES: dict[str, dict[str, tuple[str, bool]]] = {
     "ObjectMeta": _OBJECT_META,
+    "OwnerReference": _OWNER_REFERENCE,
+    "ManagedFieldsEntry": _MANAGED_FIELDS_ENTRY,
     "PodTemplateSpec": {"metadata": ("ObjectMeta", OMIT), "spec": ("PodSpec", OMIT)},
     "LabelSelector": _LABEL_SELECTOR,
     "LabelSelectorRequirement": _SELECTOR_REQUIREMENT,
@@ -122,7 +168,11 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "resourceClaims": ("[]PodResourceClaim", OMIT),
         "resources": ("*ResourceRequirements", OMIT),
         "hostnameOverride": ("*string", OMIT),
+        "schedulingGroup": ("*PodSchedulingGroup", OMIT),
+        "evictionResponders": ("[]EvictionResponder", OMIT),
     },
+    "PodSchedulingGroup": {"podGroupName": ("*string", OMIT)},
+    "EvictionResponder": {"name": ("string", KEEP), "priority": ("int32", KEEP)},
     "LocalObjectReference": _LOCAL_OBJECT_REFERENCE,
     "PodOS": {"name": ("string", KEEP)},
     "PodSchedulingGate": {"name": ("string", KEEP)},
@@ -294,6 +344,7 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "subPath": ("string", OMIT),
         "mountPropagation": ("*string", OMIT),
         "subPathExpr": ("string", OMIT),
+        "bindMountOptions": ("[]string", OMIT),
     },
     "VolumeDevice": {"name": ("string", KEEP), "devicePath": ("string", KEEP)},
     "Probe": {
@@ -312,10 +363,11 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "host": ("string", OMIT),
         "scheme": ("string", OMIT),
         "httpHeaders": ("[]HTTPHeader", OMIT),
+        "protocol": ("*string", OMIT),
     },
     "HTTPHeader": {"name": ("string", KEEP), "value": ("string", KEEP)},
     "TCPSocketAction": {"port": ("intstr", KEEP), "host": ("string", OMIT)},
-    "GRPCAction": {"port": ("int32", KEEP), "service": ("*string", KEEP)},
+    "GRPCAction": {"port": ("int32", KEEP), "service": ("*string", KEEP), "mode": ("*string", OMIT)},
     "Lifecycle": {
         "postStart": ("*LifecycleHandler", OMIT),
         "preStop": ("*LifecycleHandler", OMIT),
@@ -347,47 +399,53 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "name": ("string", KEEP),
         "hostPath": ("*HostPathVolumeSource", OMIT),
         "emptyDir": ("*EmptyDirVolumeSource", OMIT),
-        "gcePersistentDisk": ("*any", OMIT),
-        "awsElasticBlockStore": ("*any", OMIT),
-        "gitRepo": ("*any", OMIT),
+        "gcePersistentDisk": ("*GCEPersistentDiskVolumeSource", OMIT),
+        "awsElasticBlockStore": ("*AWSElasticBlockStoreVolumeSource", OMIT),
+        "gitRepo": ("*GitRepoVolumeSource", OMIT),
         "secret": ("*SecretVolumeSource", OMIT),
         "nfs": ("*NFSVolumeSource", OMIT),
         "iscsi": ("*ISCSIVolumeSource", OMIT),
-        "glusterfs": ("*any", OMIT),
+        "glusterfs": ("*GlusterfsVolumeSource", OMIT),
         "persistentVolumeClaim": ("*PersistentVolumeClaimVolumeSource", OMIT),
         "rbd": ("*RBDVolumeSource", OMIT),
-        "flexVolume": ("*any", OMIT),
-        "cinder": ("*any", OMIT),
-        "cephfs": ("*any", OMIT),
-        "flocker": ("*any", OMIT),
+        "flexVolume": ("*FlexVolumeSource", OMIT),
+        "cinder": ("*CinderVolumeSource", OMIT),
+        "cephfs": ("*CephFSVolumeSource", OMIT),
+        "flocker": ("*FlockerVolumeSource", OMIT),
         "downwardAPI": ("*DownwardAPIVolumeSource", OMIT),
-        "fc": ("*any", OMIT),
-        "azureFile": ("*any", OMIT),
+        "fc": ("*FCVolumeSource", OMIT),
+        "azureFile": ("*AzureFileVolumeSource", OMIT),
         "configMap": ("*ConfigMapVolumeSource", OMIT),
-        "vsphereVolume": ("*any", OMIT),
-        "quobyte": ("*any", OMIT),
-        "azureDisk": ("*any", OMIT),
-        "photonPersistentDisk": ("*any", OMIT),
+        "vsphereVolume": ("*VsphereVirtualDiskVolumeSource", OMIT),
+        "quobyte": ("*QuobyteVolumeSource", OMIT),
+        "azureDisk": ("*AzureDiskVolumeSource", OMIT),
+        "photonPersistentDisk": ("*PhotonPersistentDiskVolumeSource", OMIT),
         "projected": ("*ProjectedVolumeSource", OMIT),
-        "portworxVolume": ("*any", OMIT),
+        "portworxVolume": ("*PortworxVolumeSource", OMIT),
         "scaleIO": ("*ScaleIOVolumeSource", OMIT),
-        "storageos": ("*any", OMIT),
+        "storageos": ("*StorageOSVolumeSource", OMIT),
         "csi": ("*CSIVolumeSource", OMIT),
         "ephemeral": ("*EphemeralVolumeSource", OMIT),
         "image": ("*ImageVolumeSource", OMIT),
     },
     "HostPathVolumeSource": {"path": ("string", KEEP), "type": ("*string", OMIT)},
-    "EmptyDirVolumeSource": {"medium": ("string", OMIT), "sizeLimit": ("*quantity", OMIT)},
+    "EmptyDirVolumeSource": {
+        "medium": ("string", OMIT),
+        "sizeLimit": ("*quantity", OMIT),
+        "mode": ("*int32", OMIT),
+    },
     "SecretVolumeSource": {
         "secretName": ("string", OMIT),
         "items": ("[]KeyToPath", OMIT),
         "defaultMode": ("*int32", OMIT),
+        "defaultUser": ("*int64", OMIT),
         "optional": ("*bool", OMIT),
     },
     "ConfigMapVolumeSource": {
         "name": ("string", OMIT),
         "items": ("[]KeyToPath", OMIT),
         "defaultMode": ("*int32", OMIT),
+        "defaultUser": ("*int64", OMIT),
         "optional": ("*bool", OMIT),
     },
     "KeyToPath": _KEY_TO_PATH,
@@ -431,21 +489,27 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
     "DownwardAPIVolumeSource": {
         "items": ("[]DownwardAPIVolumeFile", OMIT),
         "defaultMode": ("*int32", OMIT),
+        "defaultUser": ("*int64", OMIT),
     },
     "DownwardAPIVolumeFile": {
         "path": ("string", KEEP),
         "fieldRef": ("*ObjectFieldSelector", OMIT),
         "resourceFieldRef": ("*ResourceFieldSelector", OMIT),
         "mode": ("*int32", OMIT),
+        "user": ("*int64", OMIT),
     },
-    "ProjectedVolumeSource": {"sources": ("[]VolumeProjection", KEEP), "defaultMode": ("*int32", OMIT)},
+    "ProjectedVolumeSource": {
+        "sources": ("[]VolumeProjection", KEEP),
+        "defaultMode": ("*int32", OMIT),
+        "defaultUser": ("*int64", OMIT),
+    },
     "VolumeProjection": {
         "secret": ("*SecretProjection", OMIT),
         "downwardAPI": ("*DownwardAPIProjection", OMIT),
         "configMap": ("*ConfigMapProjection", OMIT),
         "serviceAccountToken": ("*ServiceAccountTokenProjection", OMIT),
         "clusterTrustBundle": ("*ClusterTrustBundleProjection", OMIT),
-        "podCertificate": ("*any", OMIT),
+        "podCertificate": ("*PodCertificateProjection", OMIT),
     },
     "SecretProjection": {
         "name": ("string", OMIT),
@@ -462,6 +526,7 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "audience": ("string", OMIT),
         "expirationSeconds": ("*int64", OMIT),
         "path": ("string", KEEP),
+        "user": ("*int64", OMIT),
     },
     "ClusterTrustBundleProjection": {
         "name": ("*string", OMIT),
@@ -469,6 +534,19 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "labelSelector": ("*LabelSelector", OMIT),
         "optional": ("*bool", OMIT),
         "path": ("string", KEEP),
+        "user": ("*int64", OMIT),
+    },
+    "PodCertificateProjection": {
+        # signerName and keyType are +required upstream but omitempty, and the pod kinds do not
+        # refuse their omission (seed: replicaset / replicationcontroller).
+        "signerName": ("string", OMIT),
+        "keyType": ("string", OMIT),
+        "maxExpirationSeconds": ("*int32", OMIT),
+        "credentialBundlePath": ("string", OMIT),
+        "keyPath": ("string", OMIT),
+        "certificateChainPath": ("string", OMIT),
+        "userAnnotations": ("map", OMIT),
+        "user": ("*int64", OMIT),
     },
     "CSIVolumeSource": {
         "driver": ("string", KEEP),
@@ -489,11 +567,114 @@ TYPES: dict[str, dict[str, tuple[str, bool]]] = {
         "volumeName": ("string", OMIT),
         "storageClassName": ("*string", OMIT),
         "volumeMode": ("*string", OMIT),
-        "dataSource": ("*any", OMIT),
-        "dataSourceRef": ("*any", OMIT),
+        "dataSource": ("*TypedLocalObjectReference", OMIT),
+        "dataSourceRef": ("*TypedObjectReference", OMIT),
         "volumeAttributesClassName": ("*string", OMIT),
     },
     "VolumeResourceRequirements": {"limits": ("qmap", OMIT), "requests": ("qmap", OMIT)},
+    "TypedLocalObjectReference": {
+        "apiGroup": ("*string", KEEP),
+        "kind": ("string", KEEP),
+        "name": ("string", KEEP),
+    },
+    "TypedObjectReference": {
+        "apiGroup": ("*string", KEEP),
+        "kind": ("string", KEEP),
+        "name": ("string", KEEP),
+        "namespace": ("*string", OMIT),
+    },
+    # The in-tree volume sources (deprecated upstream, still fields of corev1.VolumeSource).
+    "GCEPersistentDiskVolumeSource": {
+        "pdName": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "partition": ("int32", OMIT),
+        "readOnly": ("bool", OMIT),
+    },
+    "AWSElasticBlockStoreVolumeSource": {
+        "volumeID": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "partition": ("int32", OMIT),
+        "readOnly": ("bool", OMIT),
+    },
+    "GitRepoVolumeSource": {
+        "repository": ("string", KEEP),
+        "revision": ("string", OMIT),
+        "directory": ("string", OMIT),
+    },
+    "GlusterfsVolumeSource": {
+        "endpoints": ("string", KEEP),
+        "path": ("string", KEEP),
+        "readOnly": ("bool", OMIT),
+    },
+    "FlexVolumeSource": {
+        "driver": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "secretRef": ("*LocalObjectReference", OMIT),
+        "readOnly": ("bool", OMIT),
+        "options": ("map", OMIT),
+    },
+    "CinderVolumeSource": {
+        "volumeID": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "readOnly": ("bool", OMIT),
+        "secretRef": ("*LocalObjectReference", OMIT),
+    },
+    "CephFSVolumeSource": {
+        "monitors": ("[]string", KEEP),
+        "path": ("string", OMIT),
+        "user": ("string", OMIT),
+        "secretFile": ("string", OMIT),
+        "secretRef": ("*LocalObjectReference", OMIT),
+        "readOnly": ("bool", OMIT),
+    },
+    "FlockerVolumeSource": {"datasetName": ("string", OMIT), "datasetUUID": ("string", OMIT)},
+    "FCVolumeSource": {
+        "targetWWNs": ("[]string", OMIT),
+        "lun": ("*int32", OMIT),
+        "fsType": ("string", OMIT),
+        "readOnly": ("bool", OMIT),
+        "wwids": ("[]string", OMIT),
+    },
+    "AzureFileVolumeSource": {
+        "secretName": ("string", KEEP),
+        "shareName": ("string", KEEP),
+        "readOnly": ("bool", OMIT),
+    },
+    "VsphereVirtualDiskVolumeSource": {
+        "volumePath": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "storagePolicyName": ("string", OMIT),
+        "storagePolicyID": ("string", OMIT),
+    },
+    "QuobyteVolumeSource": {
+        "registry": ("string", KEEP),
+        "volume": ("string", KEEP),
+        "readOnly": ("bool", OMIT),
+        "user": ("string", OMIT),
+        "group": ("string", OMIT),
+        "tenant": ("string", OMIT),
+    },
+    "AzureDiskVolumeSource": {
+        "diskName": ("string", KEEP),
+        "diskURI": ("string", KEEP),
+        "cachingMode": ("*string", OMIT),
+        "fsType": ("*string", OMIT),
+        "readOnly": ("*bool", OMIT),
+        "kind": ("*string", OMIT),
+    },
+    "PhotonPersistentDiskVolumeSource": {"pdID": ("string", KEEP), "fsType": ("string", OMIT)},
+    "PortworxVolumeSource": {
+        "volumeID": ("string", KEEP),
+        "fsType": ("string", OMIT),
+        "readOnly": ("bool", OMIT),
+    },
+    "StorageOSVolumeSource": {
+        "volumeName": ("string", OMIT),
+        "volumeNamespace": ("string", OMIT),
+        "fsType": ("string", OMIT),
+        "readOnly": ("bool", OMIT),
+        "secretRef": ("*LocalObjectReference", OMIT),
+    },
     "ImageVolumeSource": {"reference": ("string", OMIT), "pullPolicy": ("string", OMIT)},
 }
 
@@ -536,6 +717,29 @@ REQUIRED: frozenset[tuple[str, str]] = frozenset(
     }
 )
 
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+_ZERO_TIME = "0001-01-01T00:00:00Z"
+
+
+def decode_time(value: Any, path: str, api: Api) -> str | None:
+    """metav1.Time: an RFC 3339 string in, UTC with second precision out (its MarshalJSON). The zero
+    time comes back as None: omitted where the field is omitzero, null where it is a pointer."""
+    if not isinstance(value, str):
+        raise FieldError(f"{path}: must be a string, got {go_type_name(value)}")
+    if not _RFC3339.fullmatch(value):
+        raise FieldError(f'{path}: "{value}" is not an RFC 3339 time')
+    fraction = re.search(r"\.\d+", value)
+    text = value.replace(fraction.group(0), "") if fraction else value
+    try:
+        instant = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise FieldError(f'{path}: "{value}" is not an RFC 3339 time') from None
+    written = instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if written == _ZERO_TIME else written
+
+
+TIME = Custom("Time", decode_time)
+
 _SCALAR_KINDS: dict[str, Any] = {
     "string": STRING,
     "int32": INT32,
@@ -543,6 +747,7 @@ _SCALAR_KINDS: dict[str, Any] = {
     "bool": BOOL,
     "quantity": QUANTITY,
     "intstr": INT_OR_STRING,
+    "time": TIME,
     "any": RAW,
     "map": map_of(STRING),
     "qmap": map_of(QUANTITY),

@@ -58,6 +58,7 @@ _SCALARS: dict[str, Any] = {
     "bool": BOOL,
     "quantity": QUANTITY,
     "intstr": INT_OR_STRING,
+    "time": corev1_pod.TIME,
     "any": RAW,
     "map": map_of(STRING),
     "qmap": map_of(QUANTITY),
@@ -478,6 +479,7 @@ _ALERTMANAGER_ENDPOINTS = Struct(
         F("enableHttp2", BOOL, "omit ptr"),
         F("relabelings", RELABEL_CONFIGS, "omit"),
         F("alertRelabelings", RELABEL_CONFIGS, "omit"),
+        *PROXY_FIELDS,
     ],
 )
 
@@ -532,7 +534,7 @@ THANOS_SPEC = Struct(
         F("httpListenLocal", BOOL, "omit"),
         F("tracingConfig", SECRET_KEY_SELECTOR, "omit ptr"),
         F("tracingConfigFile", STRING, "omit"),
-        F("grpcServerTlsConfig", TLS_CONFIG, "omit ptr"),
+        F("grpcServerTlsConfig", GRPC_SERVER_TLS_CONFIG, "omit ptr"),
         F("logLevel", STRING, "omit"),
         F("logFormat", STRING, "omit"),
         F("minTime", STRING, "omit"),
@@ -555,6 +557,17 @@ _OTLP_CONFIG = Struct(
         F("keepIdentifyingResourceAttributes", BOOL, "omit ptr"),
         F("convertHistogramsToNHCB", BOOL, "omit ptr"),
         F("promoteScopeMetadata", BOOL, "omit ptr"),
+        F("labelNameUnderscoreSanitization", BOOL, "omit ptr"),
+        F("labelNamePreserveMultipleUnderscores", BOOL, "omit ptr"),
+    ],
+)
+
+_TSDB_SPEC = Struct(
+    "TSDBSpec",
+    [
+        F("outOfOrderTimeWindow", STRING, "omit ptr"),
+        F("staleSeriesCompactionThreshold", QUANTITY, "omit ptr"),
+        F("chunkEncoding", Struct("ChunkEncoding", [F("floats", STRING, "omit")]), "omit ptr"),
     ],
 )
 
@@ -648,7 +661,7 @@ PROMETHEUS_SPEC = Struct(
         F("maximumStartupDurationSeconds", INT32, "omit ptr"),
         F("scrapeClasses", list_of(_SCRAPE_CLASS), "omit"),
         F("serviceDiscoveryRole", STRING, "omit ptr"),
-        F("tsdb", Struct("TSDBSpec", [F("outOfOrderTimeWindow", STRING, "omit ptr")]), "omit ptr"),
+        F("tsdb", _TSDB_SPEC, "omit ptr"),
         F("scrapeFailureLogFile", STRING, "omit ptr"),
         F("runtime", Struct("RuntimeConfig", [F("goGC", INT32, "omit ptr")]), "omit ptr"),
         F(
