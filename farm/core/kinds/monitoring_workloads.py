@@ -3,7 +3,10 @@ AlertmanagerSpec and the types they hold), written from the Go struct tags of pr
 v0.94.1 (pkg/apis/monitoring/v1) and checked against the field lists of the
 @kubernetes-models/prometheus-operator schema package (npm, 6.0.0). That package is cut from an older
 release: the fields it lacks (clusterPeerName, retentionPercentage, the proxy fields of remoteRead and
-apiserverConfig) are taken from seed 002's field lists.
+apiserverConfig) are taken from seed 002's field lists, and those of the v0.93 CRD schemas (PyPI
+cloudcoil-models-prometheus-operator): otlp's label-name settings, tsdb.staleSeriesCompactionThreshold
+and chunkEncoding, an alertmanager endpoint's proxy fields, the sidecar's gRPC TLS cipher suites and
+curves.
 
 The pod fields (containers, volumes, affinity, securityContext …) are the core/v1 tables of
 ``corev1_pod``. Two builds of them exist: :data:`POD_TYPES` refuses every zero the API server would
