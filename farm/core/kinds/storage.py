@@ -82,17 +82,6 @@ CSI_PERSISTENT_VOLUME_SOURCE = Struct(
 
 LOCAL_VOLUME_SOURCE = Struct("LocalVolumeSource", [F("path", STRING), F("fsType", STRING, "omit ptr")])
 
-FC_VOLUME_SOURCE = Struct(
-    "FCVolumeSource",
-    [
-        F("targetWWNs", list_of(STRING), "omit"),
-        F("lun", INT32, "omit ptr"),
-        F("fsType", STRING, "omit"),
-        F("readOnly", BOOL, "omit"),
-        F("wwids", list_of(STRING), "omit"),
-    ],
-)
-
 ISCSI_PERSISTENT_VOLUME_SOURCE = Struct(
     "ISCSIPersistentVolumeSource",
     [
@@ -110,18 +99,129 @@ ISCSI_PERSISTENT_VOLUME_SOURCE = Struct(
     ],
 )
 
+# The PersistentVolume variants of in-tree sources: a secret reference that may name a namespace.
+GLUSTERFS_PERSISTENT_VOLUME_SOURCE = Struct(
+    "GlusterfsPersistentVolumeSource",
+    [
+        F("endpoints", STRING),
+        F("path", STRING),
+        F("readOnly", BOOL, "omit"),
+        F("endpointsNamespace", STRING, "omit ptr"),
+    ],
+)
+
+RBD_PERSISTENT_VOLUME_SOURCE = Struct(
+    "RBDPersistentVolumeSource",
+    [
+        F("monitors", list_of(STRING)),
+        F("image", STRING),
+        F("fsType", STRING, "omit"),
+        F("pool", STRING, "omit", default='"rbd"'),
+        F("user", STRING, "omit", default='"admin"'),
+        F("keyring", STRING, "omit", default='"/etc/ceph/keyring"'),
+        F("secretRef", SECRET_REFERENCE, "omit ptr"),
+        F("readOnly", BOOL, "omit"),
+    ],
+)
+
+CINDER_PERSISTENT_VOLUME_SOURCE = Struct(
+    "CinderPersistentVolumeSource",
+    [
+        F("volumeID", STRING),
+        F("fsType", STRING, "omit"),
+        F("readOnly", BOOL, "omit"),
+        F("secretRef", SECRET_REFERENCE, "omit ptr"),
+    ],
+)
+
+CEPHFS_PERSISTENT_VOLUME_SOURCE = Struct(
+    "CephFSPersistentVolumeSource",
+    [
+        F("monitors", list_of(STRING)),
+        F("path", STRING, "omit"),
+        F("user", STRING, "omit"),
+        F("secretFile", STRING, "omit"),
+        F("secretRef", SECRET_REFERENCE, "omit ptr"),
+        F("readOnly", BOOL, "omit"),
+    ],
+)
+
+FLEX_PERSISTENT_VOLUME_SOURCE = Struct(
+    "FlexPersistentVolumeSource",
+    [
+        F("driver", STRING),
+        F("fsType", STRING, "omit"),
+        F("secretRef", SECRET_REFERENCE, "omit ptr"),
+        F("readOnly", BOOL, "omit"),
+        F("options", map_of(STRING), "omit"),
+    ],
+)
+
+AZURE_FILE_PERSISTENT_VOLUME_SOURCE = Struct(
+    "AzureFilePersistentVolumeSource",
+    [
+        F("secretName", STRING),
+        F("shareName", STRING),
+        F("readOnly", BOOL, "omit"),
+        F("secretNamespace", STRING, "ptr"),  # json:"secretNamespace", no omitempty: unset is null
+    ],
+)
+
+SCALE_IO_PERSISTENT_VOLUME_SOURCE = Struct(
+    "ScaleIOPersistentVolumeSource",
+    [
+        F("gateway", STRING),
+        F("system", STRING),
+        F("secretRef", SECRET_REFERENCE, "ptr"),  # json:"secretRef", no omitempty
+        F("sslEnabled", BOOL, "omit"),
+        F("protectionDomain", STRING, "omit"),
+        F("storagePool", STRING, "omit"),
+        F("storageMode", STRING, "omit", default='"ThinProvisioned"'),
+        F("volumeName", STRING, "omit"),
+        F("fsType", STRING, "omit", default='"xfs"'),
+        F("readOnly", BOOL, "omit"),
+    ],
+)
+
+STORAGE_OS_PERSISTENT_VOLUME_SOURCE = Struct(
+    "StorageOSPersistentVolumeSource",
+    [
+        F("volumeName", STRING, "omit"),
+        F("volumeNamespace", STRING, "omit"),
+        F("fsType", STRING, "omit"),
+        F("readOnly", BOOL, "omit"),
+        F("secretRef", OBJECT_REFERENCE, "omit ptr"),
+    ],
+)
+
 VOLUME_NODE_AFFINITY = Struct("VolumeNodeAffinity", [F("required", CORE["NodeSelector"], "omit ptr")])
 
 PERSISTENT_VOLUME_SPEC = Struct(
     "PersistentVolumeSpec",
     [
         F("capacity", map_of(QUANTITY), "omit"),
-        # PersistentVolumeSource, inlined: the sources this table holds
+        # PersistentVolumeSource, inlined: every source, in the Go type's order
+        F("gcePersistentDisk", CORE["GCEPersistentDiskVolumeSource"], "omit ptr"),
+        F("awsElasticBlockStore", CORE["AWSElasticBlockStoreVolumeSource"], "omit ptr"),
         F("hostPath", CORE["HostPathVolumeSource"], "omit ptr"),
+        F("glusterfs", GLUSTERFS_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
         F("nfs", CORE["NFSVolumeSource"], "omit ptr"),
+        F("rbd", RBD_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
         F("iscsi", ISCSI_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
-        F("fc", FC_VOLUME_SOURCE, "omit ptr"),
+        F("cinder", CINDER_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
+        F("cephfs", CEPHFS_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
+        F("fc", CORE["FCVolumeSource"], "omit ptr"),
+        F("flocker", CORE["FlockerVolumeSource"], "omit ptr"),
+        F("flexVolume", FLEX_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
+        F("azureFile", AZURE_FILE_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
+        F("vsphereVolume", CORE["VsphereVirtualDiskVolumeSource"], "omit ptr"),
+        F("quobyte", CORE["QuobyteVolumeSource"], "omit ptr"),
+        F("azureDisk", CORE["AzureDiskVolumeSource"], "omit ptr"),
+        F("photonPersistentDisk", CORE["PhotonPersistentDiskVolumeSource"], "omit ptr"),
+        F("portworxVolume", CORE["PortworxVolumeSource"], "omit ptr"),
+        F("scaleIO", SCALE_IO_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
         F("local", LOCAL_VOLUME_SOURCE, "omit ptr"),
+        F("storageos", STORAGE_OS_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
         F("csi", CSI_PERSISTENT_VOLUME_SOURCE, "omit ptr"),
         F("accessModes", list_of(STRING), "omit"),
         F("claimRef", OBJECT_REFERENCE, "omit ptr"),
