@@ -34,6 +34,7 @@ from farm.core.components.cnpg_database import CLUSTER_REFERENCE, CNPG
 from farm.core.errors import FieldError
 from farm.core.kinds.engine import (
     BOOL,
+    DURATION,
     INT32,
     INT64,
     QUANTITY,
@@ -47,6 +48,7 @@ from farm.core.kinds.engine import (
     list_of,
     map_of,
 )
+from farm.core.kinds.meta import LABEL_SELECTOR
 
 RESOURCE_REQUIREMENTS = Struct(
     "ResourceRequirements",
@@ -360,6 +362,7 @@ MONITORING_CONFIGURATION = Struct(
         F("tls", RAW, _P),
         F("podMonitorMetricRelabelings", list_of(RAW), _O),
         F("podMonitorRelabelings", list_of(RAW), _O),
+        F("metricsQueriesTTL", DURATION, _P),
     ],
 )
 BACKUP_CONFIGURATION = Struct(
@@ -393,6 +396,7 @@ PLUGIN_CONFIGURATION = Struct(
         F("parameters", map_of(STRING), _O),
     ],
 )
+POD_SELECTOR_REF = Struct("PodSelectorRef", [F("name", STRING, "req"), F("selector", LABEL_SELECTOR, "req")])
 INHERITED_METADATA = Struct(
     "EmbeddedObjectMetadata", [F("labels", map_of(STRING), _O), F("annotations", map_of(STRING), _O)]
 )
@@ -451,6 +455,8 @@ CLUSTER_SPEC = Struct(
         F("enablePDB", BOOL, _P),
         F("plugins", list_of(PLUGIN_CONFIGURATION), _O),
         F("probes", RAW, _P),
+        F("serviceAccountName", STRING, _O),
+        F("podSelectorRefs", list_of(POD_SELECTOR_REF), _O),
     ],
 )
 
