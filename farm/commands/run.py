@@ -52,7 +52,7 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
             echo(f"    {failure['application']}/{failure['cluster']}: {failure['message']}")
         if len(failures) > 5:
             echo(f"    … and {len(failures) - 5} more (farm status {summary.run_id} --json)")
-    echo(f"  outputs in {storage.objects.describe()} (farm output APP CLUSTER prints one)")
+    echo(f"  outputs in {storage.objects.describe()} (farm output APP/CLUSTER prints one)")
 
 
 def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
