@@ -1,0 +1,396 @@
+"""Fleet runs on real Celery workers: Redis broker, PostgreSQL database, worker subprocesses.
+
+Every test starts ``celery -A workers.celery_app worker`` as a subprocess in its own session
+(process group), with FARM_* variables pointing at a fresh PostgreSQL database, a temporary object
+folder and signing key, Redis at 127.0.0.1:6379 and a queue of its own, and drives ``farm`` as a
+subprocess with the same variables. Teardown kills every worker's process group and removes the
+test queue's keys from Redis. A missing Redis is a test failure, not a skip.
+
+The subprocesses import the farm from a copy of its source taken once per session, the way one
+release is deployed to the planner and every worker. The action key covers a digest of the core's
+source, so an edit to the working tree between planning and rendering would otherwise (rightly)
+fail the jobs with ``action_key_mismatch``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis
+from sqlalchemy import func, select
+
+from farm.settings import load_settings
+from farm.store import models
+from farm.store.context import Storage, open_storage
+from farm.store.db import session_scope
+
+from .conftest import make_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+REDIS_URL = os.environ.get("FARM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+WORKER_CONCURRENCY = 2
+# Generous deadlines for waits on other processes; a healthy run takes a few seconds.
+DEADLINE_SECONDS = 180.0
+COMMAND_TIMEOUT_SECONDS = 300.0
+FINAL_STATES = {"succeeded", "failed", "cached"}
+
+
+@pytest.fixture(scope="session")
+def redis_broker() -> str:
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        pytest.fail(f"Redis is not reachable at {REDIS_URL} ({error}); the Celery tests need it running")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def farm_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One snapshot of the farm's packages for every subprocess of the session (PYTHONPATH)."""
+    root = tmp_path_factory.mktemp("farm-source")
+    for package in ("farm", "workers", "migrations"):
+        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def wait_until(
+    condition: Callable[[], bool],
+    what: str,
+    *,
+    poll: float = 0.05,
+    check: Callable[[], None] | None = None,
+    describe: Callable[[], str] | None = None,
+) -> None:
+    """Poll ``condition`` until it holds; ``check`` may raise early (e.g. a worker died)."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not condition():
+        if check is not None:
+            check()
+        if time.monotonic() > deadline:
+            details = describe() if describe is not None else ""
+            raise AssertionError(f"gave up after {DEADLINE_SECONDS:.0f}s waiting for {what}\n{details}")
+        time.sleep(poll)
+
+
+@dataclass
+class CeleryFarm:
+    """FARM_* settings for one test, its worker processes and handles on its database."""
+
+    root: Path
+    env: dict[str, str]
+    queue: str
+    storage: Storage
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        index = len(self.workers)
+        log = open(self.root / f"worker-{index}.log", "wb")  # noqa: SIM115 - closed by the child's exit
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "worker",
+            f"--concurrency={WORKER_CONCURRENCY}",
+            "-Q",
+            self.queue,
+            "-n",
+            f"{self.queue}-{index}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=INFO",
+        ]
+        process = subprocess.Popen(
+            command, env=self.env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        log.close()
+        self.workers.append(process)
+        return process
+
+    def worker_log(self, index: int) -> str:
+        return (self.root / f"worker-{index}.log").read_text(errors="replace")
+
+    def describe(self, run_id: str) -> str:
+        logs = "\n".join(f"--- worker {i}:\n{self.worker_log(i)[-6000:]}" for i in range(len(self.workers)))
+        codes = sorted({job.error_code or "" for job in self.jobs(run_id) if job.state == "failed"})
+        return f"job counts {self.counts(run_id)}, error codes {codes}\n{logs}"
+
+    def check_workers_alive(self) -> None:
+        for index, process in enumerate(self.workers):
+            if process.returncode is None and process.poll() is not None:
+                raise AssertionError(
+                    f"worker {index} exited with status {process.returncode}:\n{self.worker_log(index)}"
+                )
+
+    @staticmethod
+    def kill(process: subprocess.Popen[bytes]) -> None:
+        """SIGKILL the worker's whole process group: the main process and its pool children."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def farm(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``farm ARGS`` to completion while checking the workers stay alive."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "farm", *args],
+            env=self.env,
+            cwd=self.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + COMMAND_TIMEOUT_SECONDS
+        while process.poll() is None:
+            try:
+                self.check_workers_alive()
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"farm {' '.join(args)} did not finish")
+            except AssertionError:
+                process.kill()
+                process.communicate()
+                raise
+            time.sleep(0.05)
+        stdout, stderr = process.communicate()
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+    def farm_json(self, *args: str, status: int | None = 0) -> dict:
+        result = self.farm(*args, "--json")
+        if status is not None:
+            assert result.returncode == status, result.stdout + result.stderr
+        return json.loads(result.stdout)
+
+    def counts(self, run_id: str) -> dict[str, int]:
+        with session_scope(self.storage.sessions) as session:
+            rows = session.execute(
+                select(models.RenderJob.state, func.count())
+                .where(models.RenderJob.run_id == run_id)
+                .group_by(models.RenderJob.state)
+            )
+            return {state: count for state, count in rows}
+
+    def jobs(self, run_id: str) -> list[models.RenderJob]:
+        with session_scope(self.storage.sessions) as session:
+            return list(session.scalars(select(models.RenderJob).where(models.RenderJob.run_id == run_id)))
+
+    def shutdown(self) -> None:
+        for process in self.workers:
+            self.kill(process)
+        self.storage.close()
+        _forget_queue(self.queue)
+
+
+def _forget_queue(queue: str) -> None:
+    """Remove the test queue's keys, and unacked messages bound for it, from the shared Redis."""
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        for key in client.scan_iter(match=f"{queue}*"):
+            client.delete(key)
+        client.delete(f"_kombu.binding.{queue}")
+        for tag, payload in client.hscan_iter("unacked"):
+            try:
+                _message, exchange, routing_key = json.loads(payload)
+            except (ValueError, TypeError):
+                continue
+            if queue in (exchange, routing_key):
+                client.hdel("unacked", tag)
+                client.zrem("unacked_index", tag)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def celery_farm(
+    tmp_path: Path, databases, key_dir: Path, redis_broker: str, farm_source: Path
+) -> Iterator[CeleryFarm]:
+    trusted = tmp_path / "trusted_signers"
+    trusted.write_text((key_dir / "signing.pub").read_text())
+    queue = f"farm-test-{uuid.uuid4().hex[:12]}"
+    farm_env = {
+        "FARM_HOME": str(tmp_path / ".farm"),
+        "FARM_DATABASE_URL": databases.migrated("postgresql"),
+        "FARM_OBJECT_STORE": str(tmp_path / "objects"),
+        "FARM_SIGNING_KEY": str(key_dir / "signing.key"),
+        "FARM_TRUSTED_SIGNERS": str(trusted),
+        "FARM_BROKER_URL": redis_broker,
+        "FARM_CELERY_QUEUE": queue,
+    }
+    env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    env.update(farm_env)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONPATH"] = str(farm_source)  # the subprocesses run in tmp_path, so '' is not the repo
+    settings = load_settings(
+        home=farm_env["FARM_HOME"],
+        database_url=farm_env["FARM_DATABASE_URL"],
+        object_store=farm_env["FARM_OBJECT_STORE"],
+    )
+    farm = CeleryFarm(tmp_path, env, queue, open_storage(settings))
+    try:
+        yield farm
+    finally:
+        farm.shutdown()
+
+
+def _celery_workers(jobs: list[models.RenderJob]) -> set[str]:
+    return {job.claimed_by or "" for job in jobs if job.state == "succeeded"}
+
+
+def test_a_full_run_completes_on_celery_workers(celery_farm: CeleryFarm, tmp_path: Path) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert summary["state"] == "completed"
+    assert summary["counts"]["succeeded"] == 11 and summary["failures"] == {}
+    assert sum(summary["counts"].values()) == 11
+    jobs = celery_farm.jobs(summary["run_id"])
+    assert {job.state for job in jobs} == {"succeeded"}
+    assert all(job.attempts == 1 and job.output_digest for job in jobs)
+    # Rendered by the Celery worker's pool processes, not by the farm command itself.
+    assert all(name.startswith("celery@") for name in _celery_workers(jobs))
+    verify = celery_farm.farm("verify", "--run", summary["run_id"])
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    output = celery_farm.farm("output", "app-2/cluster-b")
+    assert output.returncode == 0 and "host: app-2.example.com" in output.stdout
+
+
+def test_incremental_runs_on_celery_render_only_what_changed(celery_farm: CeleryFarm, tmp_path: Path) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    celery_farm.start_worker()
+    first = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert first["counts"]["succeeded"] == 11
+    second = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert second["state"] == "completed"
+    assert second["counts"]["cached"] == 11 and second["counts"]["succeeded"] == 0
+    catalog.write_app("app-1", image="ghcr.io/example/app:v1.1.0")
+    third = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert third["counts"]["succeeded"] == 3 and third["counts"]["cached"] == 8
+    rendered = {
+        (j.application, j.cluster_profile)
+        for j in celery_farm.jobs(third["run_id"])
+        if j.state == "succeeded"
+    }
+    assert rendered == {("app-1", c) for c in ("cluster-a", "cluster-b", "cluster-c")}
+    diff = celery_farm.farm_json("diff", second["run_id"], third["run_id"])
+    assert diff == {
+        "added": [],
+        "removed": [],
+        "changed": ["app-1/cluster-a", "app-1/cluster-b", "app-1/cluster-c"],
+        "unchanged": 8,
+    }
+
+
+def test_a_broken_application_fails_only_its_own_jobs_on_celery(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    catalog.break_app("app-3")
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
+    assert summary["state"] == "completed_with_failures"
+    assert summary["counts"]["succeeded"] == 8 and summary["counts"]["failed"] == 3
+    assert list(summary["failures"]) == ["invalid_property"]
+    failures = summary["failures"]["invalid_property"]
+    assert {(f["application"], f["cluster"]) for f in failures} == {
+        ("app-3", c) for c in ("cluster-a", "cluster-b", "cluster-c")
+    }
+    assert all('component "app-3"' in f["message"] for f in failures)
+    jobs = celery_farm.jobs(summary["run_id"])
+    assert {j.application for j in jobs if j.state == "succeeded"} == {"app-0", "app-1", "app-2"}
+    assert all(j.error_code == "invalid_property" for j in jobs if j.state == "failed")
+
+
+def test_a_worker_killed_mid_run_loses_no_job_and_writes_no_output_twice(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=27)  # 27 x 3 clusters minus one excluded = 80
+    planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
+    run_id = planned["run_id"]
+    assert planned["counts"]["queued"] == 80
+
+    worker = celery_farm.start_worker()
+    wait_until(
+        lambda: bool(set(celery_farm.counts(run_id)) & FINAL_STATES),
+        "the first job to finish",
+        poll=0.01,
+        check=celery_farm.check_workers_alive,
+        describe=lambda: celery_farm.describe(run_id),
+    )
+    celery_farm.kill(worker)
+    assert celery_farm.counts(run_id).get("failed", 0) == 0, celery_farm.describe(run_id)
+
+    at_kill = celery_farm.jobs(run_id)
+    succeeded_at_kill = sum(job.state == "succeeded" for job in at_kill)
+    open_at_kill = [job for job in at_kill if job.state not in FINAL_STATES]
+    assert succeeded_at_kill >= 1 and open_at_kill, "the kill must land in the middle of the run"
+    stranded = {job.id: job.claimed_by for job in at_kill if job.state == "running"}
+
+    celery_farm.start_worker()
+    reconcile = celery_farm.farm("reconcile", "--timeout", "0")
+    assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
+    sent = re.fullmatch(r"re-sent (\d+) jobs?\n", reconcile.stdout)
+    assert sent is not None, reconcile.stdout
+    assert int(sent.group(1)) >= len(stranded)
+
+    wait_until(
+        lambda: set(celery_farm.counts(run_id)) <= FINAL_STATES,
+        "every job of the run to finish",
+        check=celery_farm.check_workers_alive,
+        describe=lambda: celery_farm.describe(run_id),
+    )
+    status = celery_farm.farm_json("status", run_id, status=None)
+    assert status["state"] == "completed", status
+
+    # No job lost: every target rendered, each with an output.
+    jobs = celery_farm.jobs(run_id)
+    assert len(jobs) == 80
+    assert {job.state for job in jobs} == {"succeeded"}
+    assert all(job.output_digest for job in jobs)
+    # Every attempt is recorded: a job stranded in running by the kill was claimed again.
+    assert all(job.attempts >= 1 for job in jobs)
+    for job in jobs:
+        if job.id in stranded:
+            assert job.attempts >= 2, (job.id, job.attempts)
+            assert job.claimed_by != stranded[job.id]
+    assert sum(job.attempts for job in jobs) >= 80 + len(stranded)
+
+    # Every output present and its signed evidence verifies.
+    verify = celery_farm.farm("verify", "--run", run_id)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+    # No output written twice: one cache entry and one evidence record per action key, one
+    # output row per distinct content digest.
+    keys = {job.action_key for job in jobs}
+    digests = {job.output_digest for job in jobs}
+    assert len(keys) == 80
+    with session_scope(celery_farm.storage.sessions) as session:
+        cache_rows = session.execute(
+            select(models.ActionCacheEntry.action_key, models.ActionCacheEntry.output_digest)
+        ).all()
+        evidence_per_key = dict(
+            session.execute(
+                select(models.EvidenceRecord.action_key, func.count()).group_by(
+                    models.EvidenceRecord.action_key
+                )
+            ).all()
+        )
+        output_rows = set(session.scalars(select(models.RenderOutput.digest)))
+    assert sorted(key for key, _ in cache_rows) == sorted(keys)
+    assert {job.action_key: job.output_digest for job in jobs} == dict(cache_rows)
+    assert evidence_per_key == dict.fromkeys(keys, 1)
+    assert output_rows == digests
