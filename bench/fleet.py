@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Fleet-run throughput: what the farm costs on top of the handler core.
+
+Generates a catalog of N synthetic targets (applications × ClusterProfiles; webservice, worker and
+statefulset components with expose and scaler traits (the statefulset exposed through its
+authored headless Service); ingress and gateway clusters) and measures,
+in one run:
+
+- core-only: ``farm.core.render.render`` over the same targets, one after the other, in this process;
+- ``farm run`` with the local executor (embedded SQLite under a temporary FARM_HOME, process pool
+  on every core);
+- ``farm run`` with the Celery executor: one worker with 2 pool processes, a PostgreSQL database
+  created for the bench, Redis as the broker, a queue of its own; everything is removed afterwards;
+- the no-change re-run with each executor (every target a cache hit);
+- each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
+  core's work spread over its cores;
+- peak worker memory: the RSS of the rendering processes (pool children) and of the whole worker
+  tree, sampled from /proc every 50 ms during the runs.
+
+Wall times are those of the ``farm run`` command (planning, execution, completion polling), with
+the database migrated and the Celery worker started beforehand. The subprocesses and the core-only
+renders all import one copy of the farm's source, so an edit of the working tree during the bench
+cannot change the core between planning and rendering.
+
+Prints the figures, then one line holding the same figures as a JSON object.
+
+    .venv/bin/python bench/fleet.py [--targets N] [--clusters C] [--celery-processes P]
+
+Needs PostgreSQL (``--postgres``, default ``FARM_TEST_POSTGRES_URL`` or
+``postgresql+psycopg://postgres@127.0.0.1:5432/test``: a role that may create databases) and Redis
+(``--broker``, default ``redis://127.0.0.1:6379/0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_POSTGRES = os.environ.get(
+    "FARM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+MIB = 1024 * 1024
+
+FLEET = """apiVersion: farm.dev/v1alpha1
+kind: Fleet
+metadata:
+  name: bench
+spec:
+  applications: applications
+  clusters: clusters
+  targets:
+    - applications: ["*"]
+      clusters: ["*"]
+{exclude}"""
+
+WEBSERVICE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: team-{team}
+spec:
+  components:
+    - name: {name}
+      type: webservice
+      properties:
+        image: ghcr.io/example/{name}:v1.{index}.0
+        port: 8080
+        replicas: 2
+        env:
+          - name: UPSTREAM
+            value: http://svc-{team}.team-{team}.svc:8080
+        resources:
+          requests:
+            cpu: 100m
+            memory: 128Mi
+      traits:
+        - type: expose
+          properties:
+            hostnames: ["{name}.example.com"]
+        - type: scaler
+          properties:
+            minReplicas: 2
+            maxReplicas: {max_replicas}
+"""
+
+WORKER = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: team-{team}
+spec:
+  components:
+    - name: {name}
+      type: worker
+      properties:
+        image: ghcr.io/example/{name}:v2.{index}.1
+        replicas: 2
+        command: ["/app/worker"]
+        args: ["--queue", "{name}"]
+      traits:
+        - type: scaler
+          properties:
+            minReplicas: 1
+            maxReplicas: {max_replicas}
+"""
+
+STATEFULSET = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: team-{team}
+spec:
+  components:
+    - name: {name}
+      type: statefulset
+      properties:
+        image: ghcr.io/example/{name}:v3.{index}.2
+        replicas: 3
+        serviceName: {name}-headless
+        ports:
+          - name: redis
+            containerPort: 6379
+        volumeClaimTemplates:
+          - name: data
+            mountPath: /data
+            size: 5Gi
+      traits:
+        - type: expose
+          properties:
+            hostnames: ["{name}.internal.example.com"]
+            serviceName: {name}-headless
+            servicePort: 6379
+    - name: {name}-headless
+      type: service
+      properties:
+        clusterIP: None
+        selector:
+          app: {name}
+        ports:
+          - name: redis
+            port: 6379
+"""
+
+INGRESS_CLUSTER = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: {name}
+spec:
+  capabilities:
+    expose:
+      rendering:
+        controllerType: ingress
+        ingressClassName: {ingress_class}
+    certificate:
+      rendering:
+        issuerRef:
+          name: issuer-{index}
+          kind: ClusterIssuer
+"""
+
+GATEWAY_CLUSTER = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: {name}
+spec:
+  capabilities:
+    expose:
+      rendering:
+        controllerType: gateway
+        gatewayName: gateway-{index}
+        gatewayNamespace: gateway-system
+    certificate:
+      rendering:
+        issuerRef:
+          name: issuer-{index}
+          kind: ClusterIssuer
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# The synthetic catalog
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    application: str
+    cluster: str
+
+
+def write_catalog(root: Path, targets: int, clusters: int) -> list[Target]:
+    """``targets`` (application, cluster) pairs: ceil(targets / clusters) applications × clusters,
+    minus excluded pairs so the count is exact."""
+    clusters = max(1, min(clusters, targets))
+    applications = math.ceil(targets / clusters)
+    (root / "applications").mkdir(parents=True)
+    (root / "clusters").mkdir()
+    app_names = [f"app-{index:04d}" for index in range(applications)]
+    cluster_names = [f"cluster-{index:02d}" for index in range(clusters)]
+    templates = (WEBSERVICE, WORKER, STATEFULSET)
+    for index, name in enumerate(app_names):
+        folder = root / "applications" / name
+        folder.mkdir()
+        text = templates[index % 3].format(name=name, team=index % 7, index=index, max_replicas=4 + index % 9)
+        (folder / "app.yaml").write_text(text)
+    for index, name in enumerate(cluster_names):
+        if index % 2:
+            text = GATEWAY_CLUSTER.format(name=name, index=index)
+        else:
+            ingress_class = ("nginx", "traefik", "haproxy")[index // 2 % 3]
+            text = INGRESS_CLUSTER.format(name=name, index=index, ingress_class=ingress_class)
+        (root / "clusters" / f"{name}.yaml").write_text(text)
+    pairs = [Target(a, c) for a in app_names for c in cluster_names]
+    excluded = pairs[targets:]
+    exclude = ""
+    if excluded:
+        entries = ", ".join(f'{{application: "{t.application}", cluster: "{t.cluster}"}}' for t in excluded)
+        exclude = f"      exclude: [{entries}]\n"
+    (root / "fleet.yaml").write_text(FLEET.format(exclude=exclude))
+    return pairs[:targets]
+
+
+def time_core_only(root: Path, targets: list[Target]) -> float:
+    """Render every target with the core alone, in this process, one after the other."""
+    from farm.core.render import render
+
+    cache: dict[Path, bytes] = {}
+
+    def read(path: Path) -> bytes:
+        if path not in cache:
+            cache[path] = path.read_bytes()
+        return cache[path]
+
+    inputs = [
+        (
+            read(root / "applications" / t.application / "app.yaml"),
+            read(root / "clusters" / f"{t.cluster}.yaml"),
+            t,
+        )
+        for t in targets
+    ]
+    render(inputs[0][0], inputs[0][1])  # imports and first-use caches, as a warm worker has them
+    start = time.perf_counter()
+    for app, profile, target in inputs:
+        render(
+            app,
+            profile,
+            app_source=f"{target.application}/app.yaml",
+            profile_source=f"{target.cluster}.yaml",
+        )
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes and their memory
+# ---------------------------------------------------------------------------------------------
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        tree.setdefault(parent, []).append(int(entry))
+    return tree
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024 / MIB
+    except OSError:
+        pass
+    return 0.0
+
+
+@dataclass
+class MemorySampler:
+    """Samples the RSS of a process tree: the biggest pool child, and the whole tree."""
+
+    root_pid: int
+    peak_child_mib: float = 0.0
+    peak_tree_mib: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def sample(self) -> None:
+        tree = _children()
+        descendants, frontier = [], [self.root_pid]
+        while frontier:
+            pid = frontier.pop()
+            for child in tree.get(pid, []):
+                descendants.append(child)
+                frontier.append(child)
+        child_rss = [_rss_mib(pid) for pid in descendants]
+        self.peak_child_mib = max([self.peak_child_mib, *child_rss])
+        self.peak_tree_mib = max(self.peak_tree_mib, _rss_mib(self.root_pid) + sum(child_rss))
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.05):
+            self.sample()
+
+    def __enter__(self) -> MemorySampler:
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+@dataclass
+class Farm:
+    env: dict[str, str]
+    cwd: Path
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [sys.executable, "-m", "farm", *args], env=self.env, cwd=self.cwd, capture_output=True, text=True
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"farm {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
+        return result
+
+    def timed_run(
+        self, catalog: Path, executor: str, expect: dict[str, int], sampler_root: int | None = None
+    ) -> tuple[float, MemorySampler | None]:
+        """Time ``farm run --json``; check every target ended in the expected state."""
+        command = [sys.executable, "-m", "farm", "run", str(catalog), "--executor", executor, "--json"]
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        sampler = MemorySampler(sampler_root if sampler_root is not None else process.pid)
+        with sampler:
+            stdout, stderr = process.communicate()
+        seconds = time.perf_counter() - start
+        if process.returncode != 0:
+            raise RuntimeError(f"farm run exited {process.returncode}:\n{stderr}")
+        counts = json.loads(stdout)["counts"]
+        got = {state: count for state, count in counts.items() if count}
+        if got != expect:
+            raise RuntimeError(f"farm run --executor {executor}: expected {expect}, got {got}")
+        return seconds, sampler
+
+
+def _snapshot_source(root: Path) -> Path:
+    for package in ("farm", "workers", "migrations"):
+        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _base_env(source: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    env["PYTHONPATH"] = str(source)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Celery: a PostgreSQL database, a queue and a worker, all removed afterwards
+# ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def bench_database(admin_url: str) -> Iterator[str]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from farm.store.db import normalize_database_url
+
+    admin_url = normalize_database_url(admin_url)
+    name = f"farm_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def forget_queue(broker: str, queue: str) -> None:
+    """Remove the queue's keys, and unacked messages bound for it, from Redis."""
+    import redis
+
+    client = redis.Redis.from_url(broker)
+    try:
+        for key in client.scan_iter(match=f"{queue}*"):
+            client.delete(key)
+        client.delete(f"_kombu.binding.{queue}")
+        for tag, payload in client.hscan_iter("unacked"):
+            try:
+                _message, exchange, routing_key = json.loads(payload)
+            except (ValueError, TypeError):
+                continue
+            if queue in (exchange, routing_key):
+                client.hdel("unacked", tag)
+                client.zrem("unacked_index", tag)
+    finally:
+        client.close()
+
+
+@contextmanager
+def celery_worker(env: dict[str, str], cwd: Path, queue: str, processes: int) -> Iterator[int]:
+    """A Celery worker with ``processes`` pool processes; yields its pid once it is ready."""
+    log_path = cwd / "worker.log"
+    with open(log_path, "wb") as log:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "workers.celery_app",
+                "worker",
+                f"--concurrency={processes}",
+                "-Q",
+                queue,
+                "-n",
+                f"{queue}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=INFO",
+            ],
+            env=env,
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while b" ready." not in log_path.read_bytes():
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the Celery worker did not start:\n{log_path.read_text()}")
+            time.sleep(0.05)
+        yield worker.pid
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--targets", type=int, default=2000, help="synthetic targets (default 2000)")
+    parser.add_argument("--clusters", type=int, default=20, help="ClusterProfiles (default 20)")
+    parser.add_argument("--celery-processes", type=int, default=2, help="Celery pool processes (default 2)")
+    parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="PostgreSQL admin URL")
+    parser.add_argument("--broker", default=DEFAULT_BROKER, help="Redis broker URL")
+    options = parser.parse_args()
+    if options.targets < 1:
+        parser.error("--targets: must be at least 1")
+    cores = os.cpu_count() or 1
+    started = time.perf_counter()
+
+    with tempfile.TemporaryDirectory(prefix="farm-bench-") as temp:
+        work = Path(temp)
+        source = _snapshot_source(work / "source")
+        sys.path.insert(0, str(source))
+        catalog = work / "catalog"
+        targets = write_catalog(catalog, options.targets, options.clusters)
+        n = len(targets)
+        applications = len({t.application for t in targets})
+        clusters = len({t.cluster for t in targets})
+        print(f"{n} targets: {applications} applications × {clusters} ClusterProfiles; {cores} cores")
+
+        core_seconds = time_core_only(catalog, targets)
+        print(f"core only, 1 process:          {core_seconds:8.2f} s  ({n / core_seconds:.0f} renders/s)")
+
+        # Local executor: embedded SQLite under a temporary FARM_HOME, a process per core.
+        local_env = _base_env(source) | {"FARM_HOME": str(work / "local-home")}
+        local = Farm(local_env, work)
+        local.run("db", "upgrade")
+        local_seconds, local_memory = local.timed_run(catalog, "local", {"succeeded": n})
+        local_rerun_seconds, _ = local.timed_run(catalog, "local", {"cached": n})
+        local_floor = core_seconds / cores
+        print(
+            f"farm run, local ({cores} procs):     {local_seconds:8.2f} s  "
+            f"ratio {local_seconds / local_floor:.2f}"
+        )
+        print(
+            f"  no-change re-run:            {local_rerun_seconds:8.2f} s  "
+            f"ratio {local_rerun_seconds / local_floor:.2f}"
+        )
+
+        # Celery executor: PostgreSQL database, Redis broker, one worker with N pool processes.
+        queue = f"farm-bench-{uuid.uuid4().hex[:12]}"
+        with bench_database(options.postgres) as database_url:
+            celery_env = _base_env(source) | {
+                "FARM_HOME": str(work / "celery-home"),
+                "FARM_DATABASE_URL": database_url,
+                "FARM_OBJECT_STORE": str(work / "celery-objects"),
+                "FARM_BROKER_URL": options.broker,
+                "FARM_CELERY_QUEUE": queue,
+            }
+            celery = Farm(celery_env, work)
+            celery.run("db", "upgrade")
+            celery.run("keys", "generate")
+            try:
+                with celery_worker(celery_env, work, queue, options.celery_processes) as worker_pid:
+                    celery_seconds, celery_memory = celery.timed_run(
+                        catalog, "celery", {"succeeded": n}, sampler_root=worker_pid
+                    )
+                    celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
+            finally:
+                forget_queue(options.broker, queue)
+        celery_floor = core_seconds / options.celery_processes
+        print(
+            f"farm run, celery ({options.celery_processes} procs):    {celery_seconds:8.2f} s  "
+            f"ratio {celery_seconds / celery_floor:.2f}"
+        )
+        print(
+            f"  no-change re-run:            {celery_rerun_seconds:8.2f} s  "
+            f"ratio {celery_rerun_seconds / celery_floor:.2f}"
+        )
+        assert local_memory is not None and celery_memory is not None
+        print(
+            f"peak worker RSS, local:        {local_memory.peak_child_mib:8.1f} MiB per process, "
+            f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
+        )
+        print(
+            f"peak worker RSS, celery:       {celery_memory.peak_child_mib:8.1f} MiB per process, "
+            f"{celery_memory.peak_tree_mib:.1f} MiB for the worker and its pool"
+        )
+
+    figures = {
+        "targets": n,
+        "applications": applications,
+        "clusters": clusters,
+        "cores": cores,
+        "core_only_seconds": round(core_seconds, 3),
+        "core_renders_per_second": round(n / core_seconds, 1),
+        "local_processes": cores,
+        "local_seconds": round(local_seconds, 3),
+        "local_ratio": round(local_seconds / local_floor, 2),
+        "local_rerun_seconds": round(local_rerun_seconds, 3),
+        "local_rerun_ratio": round(local_rerun_seconds / local_floor, 2),
+        "celery_processes": options.celery_processes,
+        "celery_seconds": round(celery_seconds, 3),
+        "celery_ratio": round(celery_seconds / celery_floor, 2),
+        "celery_rerun_seconds": round(celery_rerun_seconds, 3),
+        "celery_rerun_ratio": round(celery_rerun_seconds / celery_floor, 2),
+        "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
+        "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
+        "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
+        "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
+        "bench_seconds": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
