@@ -7,6 +7,7 @@ is in fact still running elsewhere, or gets two messages, is executed once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy import or_, select, update
@@ -64,7 +65,12 @@ def stale_jobs(storage: Storage, timeout: timedelta = DEFAULT_TIMEOUT) -> list[t
         return jobs
 
 
-def reconcile(storage: Storage, enqueue, timeout: timedelta = DEFAULT_TIMEOUT) -> int:
+def reconcile(
+    storage: Storage,
+    enqueue: Callable[[list[tuple[str, str]]], None],
+    timeout: timedelta = DEFAULT_TIMEOUT,
+) -> int:
+    """Send the stale jobs again through ``enqueue``; returns how many were sent."""
     jobs = stale_jobs(storage, timeout)
     if jobs:
         enqueue(jobs)

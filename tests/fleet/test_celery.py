@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from conftest_store import DatabaseFactory
 from sqlalchemy import func, select
 
 from farm.settings import load_settings
@@ -217,7 +218,7 @@ def _forget_queue(queue: str) -> None:
 
 @pytest.fixture
 def celery_farm(
-    tmp_path: Path, databases, key_dir: Path, redis_broker: str, farm_source: Path
+    tmp_path: Path, databases: DatabaseFactory, key_dir: Path, redis_broker: str, farm_source: Path
 ) -> Iterator[CeleryFarm]:
     trusted = tmp_path / "trusted_signers"
     trusted.write_text((key_dir / "signing.pub").read_text())
