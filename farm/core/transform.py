@@ -5,12 +5,16 @@ Order of work, as the reference does it:
    defaulted by their trait's ``validate_rendering``);
 2. lower traits that are lowering rules (``expose``) until nothing changes; lowered traits are
    sealed and get no second capability merge;
-3. build every component in document order;
-4. per tier bundle (infra, services, apps; one flat bundle when only one tier is populated):
-   each component's objects in order, then each component's traits in authored order, each
-   trait's new objects appended after everything before it, then objects a trait asks to be
-   placed at the end of the bundle;
-5. run the environment policy's pod checks over every object with a pod template.
+3. group components into tier bundles (infra, services, apps). No type has a built-in tier: only
+   the ``launcher.gokure.dev/tier`` annotation moves a component; the rest stay with apps, in
+   document order;
+4. per bundle: build every component, apply each component's traits in authored order, then
+   write each component's objects in order, the traits' objects after them, and last the objects
+   a trait asks to be placed at the end of the bundle. Objects that belong to the document (a
+   generated source) come first, once, ahead of every bundle;
+5. refuse a generated-object collision (two origins producing one object identity);
+6. run the environment policy over every emitted object: its object kind rules, and the pod
+   checks of every object with a pod template.
 """
 
 from __future__ import annotations
