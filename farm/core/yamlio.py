@@ -456,6 +456,9 @@ def _represent_int(dumper: _FarmDumper, value: int) -> yaml.ScalarNode:
 
 
 def _represent_float(dumper: _FarmDumper, value: float) -> yaml.ScalarNode:
+    # Go's JSON round trip (encoding/json, then sigs.k8s.io/yaml) turns a whole float into an int.
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e21:
+        return yaml.ScalarNode(_STR_TAG, str(int(value)))
     return yaml.ScalarNode(_STR_TAG, go_format_float(value))
 
 
@@ -485,31 +488,23 @@ _FarmDumper.add_representer(list, _represent_list)
 _FarmDumper.add_representer(tuple, _represent_list)
 
 
-def json_normalize(value: Any) -> Any:
-    """What a value becomes after Go's JSON round trip: whole floats turn into ints."""
-    if isinstance(value, dict):
-        return {str(k): json_normalize(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_normalize(v) for v in value]
-    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e21:
-        return int(value)
-    return value
+_DUMP_OPTIONS: dict[str, Any] = {
+    "Dumper": _FarmDumper,
+    "default_flow_style": False,
+    "allow_unicode": True,
+    "width": 80,
+    "indent": 2,
+    "sort_keys": False,
+}
 
 
 def dump_document(obj: Any) -> str:
     """One YAML document exactly as the reference writes it (ends with one newline)."""
-    text = yaml.dump(
-        json_normalize(obj),
-        Dumper=_FarmDumper,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=80,
-        indent=2,
-        sort_keys=False,
-    )
-    return text
+    return yaml.dump(obj, **_DUMP_OPTIONS)
 
 
 def dump_documents(objects: Iterable[Any]) -> str:
-    """Documents joined with ``---`` between them, as the reference writes a build's output."""
-    return "---\n".join(dump_document(obj) for obj in objects)
+    """Documents joined with ``---`` between them (none before the first), as the reference
+    writes a build's output. One dumper serves every document."""
+    documents = list(objects)
+    return yaml.dump_all(documents, **_DUMP_OPTIONS) if documents else ""
