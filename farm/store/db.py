@@ -11,6 +11,10 @@ ran outside it and a read-then-write could overwrite a concurrent commit; a defe
 fails with "database is locked" when a stale read snapshot tries to write, without waiting on the
 busy timeout. Taking the write lock when the transaction begins makes concurrent writers queue on
 ``busy_timeout`` and every transaction read the latest commit.
+
+Work that only reads (progress polls, run summaries, the completion check after a job) uses
+``read_scope`` instead: on SQLite its transaction begins DEFERRED, so it reads one consistent WAL
+snapshot without taking the write lock and never makes a writer wait. It must not write.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+READ_ONLY_OPTION = "farm_read_only"
 
 
 def normalize_database_url(url: str) -> str:
@@ -69,7 +74,10 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _begin_immediate(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    if connection.get_execution_options().get(READ_ONLY_OPTION):
+        connection.exec_driver_sql("BEGIN")  # deferred: a read snapshot, no write lock
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
@@ -84,6 +92,25 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
     try:
         yield session
         session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+@contextmanager
+def read_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One read-only transaction: on SQLite a deferred BEGIN, so it never waits for or blocks a writer.
+
+    Reads see one consistent snapshot of the latest commit. Writing in it is a mistake: on SQLite
+    it could fail with "database is locked" instead of waiting its turn.
+    """
+    session = factory()
+    try:
+        session.connection(execution_options={READ_ONLY_OPTION: True})
+        yield session
+        session.commit()  # ends the read transaction; keeps loaded attributes (expire_on_commit=False)
     except BaseException:
         session.rollback()
         raise
