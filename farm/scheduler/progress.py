@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Exists, bindparam, case, exists, func, select, update
+from sqlalchemy.orm import Session
 
 from farm.store import models
 from farm.store.context import Storage
-from farm.store.db import session_scope
+from farm.store.db import read_scope, session_scope
 from farm.store.models import JobState, RunState, utcnow
+from farm.store.repository import one_of
 
 FINAL = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState.CACHED.value)
+OPEN = tuple(state.value for state in JobState if state.value not in FINAL)
 
 
 @dataclass(frozen=True)
@@ -50,19 +53,50 @@ def job_counts(session, run_id: str) -> dict[str, int]:
     return dict(Counter({state: count for state, count in rows}))
 
 
+def _jobs_in(states: tuple[str, ...]) -> Exists:
+    """EXISTS (a job of run ``:run_id`` in ``states``): a probe of ix_render_jobs_run_id_state."""
+    return exists().where(
+        models.RenderJob.run_id == bindparam("run_id"), one_of(models.RenderJob.state, states)
+    )
+
+
+# Built once; the run id is bound at execution, so the compiled statements are cached as well.
+_ANY_OPEN = select(_jobs_in(OPEN))
+_FINALIZE = (
+    update(models.FleetRun.__table__)
+    .where(
+        models.FleetRun.id == bindparam("run_id"),
+        models.FleetRun.state == RunState.RUNNING.value,
+        ~_jobs_in(OPEN),
+    )
+    .values(
+        state=case(
+            (_jobs_in((JobState.FAILED.value,)), RunState.COMPLETED_WITH_FAILURES.value),
+            else_=RunState.COMPLETED.value,
+        ),
+        finished_at=bindparam("now"),
+    )
+)
+
+
+def run_has_open_jobs(session: Session, run_id: str) -> bool:
+    return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
+
+
 def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
-    """Mark the run finished once no job is left open; safe to call from every worker."""
-    with session_scope(storage.sessions) as session:
-        counts = job_counts(session, run_id)
-        if any(state not in FINAL for state in counts):
+    """Mark the run finished once no job is left open; safe to call from every worker.
+
+    Called after the caller's job change has committed, so of two workers finishing the last two
+    jobs at once at least one sees both final (a check inside the finishing transaction could miss
+    the other's uncommitted change on PostgreSQL). The check is an indexed existence probe in a
+    read-only transaction; only when nothing is open does a write follow, and that UPDATE repeats
+    the condition, so it is idempotent and never finishes a run with an open job.
+    """
+    with read_scope(storage.sessions) as session:
+        if run_has_open_jobs(session, run_id):
             return False
-        final = RunState.COMPLETED_WITH_FAILURES if counts.get(JobState.FAILED.value) else RunState.COMPLETED
-        session.execute(
-            update(models.FleetRun)
-            .where(models.FleetRun.id == run_id, models.FleetRun.state == RunState.RUNNING.value)
-            .values(state=final.value, finished_at=utcnow())
-            .execution_options(synchronize_session=False)
-        )
+    with session_scope(storage.sessions) as session:
+        session.execute(_FINALIZE, {"run_id": run_id, "now": utcnow()})
     return True
 
 
@@ -71,7 +105,7 @@ def finalize_run(storage: Storage, run_id: str) -> None:
 
 
 def run_summary(storage: Storage, run_id: str) -> RunSummary:
-    with session_scope(storage.sessions) as session:
+    with read_scope(storage.sessions) as session:
         run = session.get(models.FleetRun, run_id)
         if run is None:
             raise LookupError(f"run {run_id} does not exist")

@@ -25,6 +25,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -169,16 +170,21 @@ class Signer(Base):
 
 
 class RenderJob(Base):
-    """Rendering one target in one run. Claimed with a conditional UPDATE (``repository.claim_job``)."""
+    """Rendering one target in one run. Claimed with a conditional UPDATE (``repository.claim_job``).
+
+    ``(run_id, state)`` is indexed so "is any job of this run still open?" (run completion, asked
+    after every job) is an index probe, not a count over the run.
+    """
 
     __tablename__ = "render_jobs"
     __table_args__ = (
         UniqueConstraint("run_id", "application", "cluster_profile", "selection"),
         CheckConstraint(_in_values("state", JobState), name="state"),
+        Index("ix_render_jobs_run_id_state", "run_id", "state"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id"))
     application: Mapped[str] = mapped_column(String(253))
     cluster_profile: Mapped[str] = mapped_column(String(253))
     selection: Mapped[str] = mapped_column(String(253), default="")
