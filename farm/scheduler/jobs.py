@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from farm.core.errors import CoreError
 from farm.core.render import render
@@ -17,13 +18,12 @@ from farm.evidence.keys import Signer
 from farm.evidence.provenance import RenderProvenance, action_key
 from farm.scheduler.keys import documents_inputs
 from farm.scheduler.progress import finalize_run_if_done
-from farm.scheduler.snapshots import TargetDocuments, target_documents
-from farm.store import models
+from farm.scheduler.snapshots import SnapshotNotFound, TargetDocuments, manifest_documents
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState
 from farm.store.outputs import NondeterministicOutputError, store_output
-from farm.store.repository import claim_job, finish_job, release_job
+from farm.store.repository import ClaimedJob, claim_job_returning, finish_job, release_job
 
 log = logging.getLogger(__name__)
 
@@ -35,28 +35,39 @@ NONDETERMINISTIC = "nondeterministic_output"
 @dataclass(frozen=True)
 class JobOutcome:
     job_id: str
-    state: str  # succeeded, failed, or "skipped" when another worker holds or finished it
+    # succeeded or failed when this worker recorded it; "skipped" when another worker holds or
+    # finished the job, including a claim taken over (by the reconciler) while this worker ran
+    state: str
     error_code: str | None = None
     output_digest: str | None = None
 
 
-def _claim(storage: Storage, job_id: str, worker: str) -> models.RenderJob | None:
-    with session_scope(storage.sessions) as session:
-        if not claim_job(session, job_id, worker=worker):
-            return None
-        job = session.get(models.RenderJob, job_id)
-        assert job is not None
-        run = session.get(models.FleetRun, job.run_id)
-        assert run is not None
-        session.expunge(job)
-        job.snapshot_digest = run.snapshot_digest  # type: ignore[attr-defined]
-        return job
+SKIPPED = "skipped"
 
 
-def _finish(storage: Storage, job: models.RenderJob, worker: str, **fields) -> None:
+class _ClaimLost(Exception):
+    """The job is no longer this worker's: roll back what it was about to record."""
+
+
+def _claim(storage: Storage, job_id: str, worker: str) -> ClaimedJob | None:
     with session_scope(storage.sessions) as session:
-        finish_job(session, job.id, worker=worker, **fields)
-    finalize_run_if_done(storage, job.run_id)
+        return claim_job_returning(session, job_id, worker=worker)
+
+
+def _finish(storage: Storage, job: ClaimedJob, worker: str, **fields: Any) -> bool:
+    """Record the job's final state if this worker still holds it; finalise the run. True if it did."""
+    with session_scope(storage.sessions) as session:
+        won = finish_job(session, job.id, worker=worker, **fields)
+    if won:
+        finalize_run_if_done(storage, job.run_id)
+    return won
+
+
+def _lost(job: ClaimedJob, worker: str) -> JobOutcome:
+    log.warning(
+        "job %s: %s no longer holds the claim (taken over); its result is not recorded", job.id, worker
+    )
+    return JobOutcome(job.id, SKIPPED)
 
 
 def _render(documents: TargetDocuments) -> bytes:
@@ -78,7 +89,7 @@ def run_job(
 ) -> JobOutcome:
     job = _claim(storage, job_id, worker)
     if job is None:
-        return JobOutcome(job_id, "skipped")
+        return JobOutcome(job_id, SKIPPED)
     try:
         return _execute(storage, signer, job, worker, expected_action_key)
     except CoreError:
@@ -89,22 +100,22 @@ def run_job(
         raise
 
 
-def _fail(storage: Storage, job: models.RenderJob, worker: str, code: str, message: str) -> JobOutcome:
-    _finish(storage, job, worker, state=JobState.FAILED, error_code=code, error_message=message)
+def _fail(storage: Storage, job: ClaimedJob, worker: str, code: str, message: str) -> JobOutcome:
+    if not _finish(storage, job, worker, state=JobState.FAILED, error_code=code, error_message=message):
+        return _lost(job, worker)
     return JobOutcome(job.id, JobState.FAILED.value, error_code=code)
 
 
+def _documents(storage: Storage, job: ClaimedJob) -> TargetDocuments:
+    if job.manifest_digest is None:
+        raise SnapshotNotFound(f"catalog snapshot {job.snapshot_digest} is not in the store")
+    return manifest_documents(storage.objects, job.manifest_digest, job.application, job.cluster_profile)
+
+
 def _execute(
-    storage: Storage, signer: Signer, job: models.RenderJob, worker: str, expected_action_key: str | None
+    storage: Storage, signer: Signer, job: ClaimedJob, worker: str, expected_action_key: str | None
 ) -> JobOutcome:
-    with session_scope(storage.sessions) as session:
-        documents = target_documents(
-            session,
-            storage.objects,
-            job.snapshot_digest,
-            job.application,
-            job.cluster_profile,  # type: ignore[attr-defined]
-        )
+    documents = _documents(storage, job)
     inputs = documents_inputs(documents)
     key = action_key(inputs)
     if key != job.action_key or (expected_action_key is not None and expected_action_key != job.action_key):
@@ -123,7 +134,7 @@ def _execute(
         inputs=inputs,
         application=job.application,
         cluster_profile=job.cluster_profile,
-        catalog_snapshot=job.snapshot_digest,  # type: ignore[attr-defined]
+        catalog_snapshot=job.snapshot_digest,
         job_id=job.id,
     )
     try:
@@ -131,9 +142,12 @@ def _execute(
             record = store_output(
                 session, storage.objects, signer, manifests=manifests, action_key=key, provenance=provenance
             )
-            finish_job(
+            if not finish_job(
                 session, job.id, worker=worker, state=JobState.SUCCEEDED, output_digest=record.output_digest
-            )
+            ):
+                raise _ClaimLost  # rolls back this transaction: a worker that lost its claim records nothing
+    except _ClaimLost:
+        return _lost(job, worker)
     except NondeterministicOutputError as exc:
         return _fail(storage, job, worker, NONDETERMINISTIC, str(exc))
     finalize_run_if_done(storage, job.run_id)

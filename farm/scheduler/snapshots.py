@@ -7,6 +7,7 @@ replayed or forged message cannot change what gets rendered.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -104,9 +105,74 @@ class SnapshotNotFound(LookupError):
     pass
 
 
+@dataclass(frozen=True)
+class _Manifest:
+    documents: dict[str, Any]
+    namespaces: dict[tuple[str, str], str | None]  # (application, cluster) → namespace flag
+
+
 @lru_cache(maxsize=32)
-def _manifest_of(objects: ObjectStore, manifest_digest: str) -> dict[str, Any]:
-    return json.loads(objects.get(manifest_digest))
+def _manifest_of(objects: ObjectStore, manifest_digest: str) -> _Manifest:
+    documents = json.loads(objects.get(manifest_digest))
+    namespaces: dict[tuple[str, str], str | None] = {}
+    for application, cluster, namespace in documents["targets"]:
+        namespaces.setdefault((application, cluster), namespace)
+    return _Manifest(documents, namespaces)
+
+
+class _BlobCache:
+    """Verified document blobs of this process, keyed by digest, bounded by their total size.
+
+    Safe because a blob is content-addressed and never rewritten: the bytes of a digest, once
+    read and verified by ``ObjectStore.get``, are the bytes of that digest forever.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.blobs: OrderedDict[str, bytes] = OrderedDict()
+
+    def get(self, objects: ObjectStore, digest: str) -> bytes:
+        data = self.blobs.get(digest)
+        if data is not None:
+            self.blobs.move_to_end(digest)
+            return data
+        data = objects.get(digest)
+        if len(data) <= self.max_bytes:
+            self.blobs[digest] = data
+            self.size += len(data)
+            while self.size > self.max_bytes:
+                _, dropped = self.blobs.popitem(last=False)
+                self.size -= len(dropped)
+        return data
+
+    def clear(self) -> None:
+        self.blobs.clear()
+        self.size = 0
+
+
+_documents = _BlobCache(max_bytes=64 * 1024 * 1024)
+
+
+def manifest_documents(
+    objects: ObjectStore, manifest_digest: str, application: str, cluster: str
+) -> TargetDocuments:
+    """The documents of one target, from the snapshot manifest blob ``manifest_digest``.
+
+    The manifest and the document blobs are read (and verified) once per process.
+    """
+    manifest = _manifest_of(objects, manifest_digest)
+    app = manifest.documents["applications"][application]
+    values_digest = app["clusterValues"].get(cluster, app["values"])
+    return TargetDocuments(
+        application=application,
+        cluster=cluster,
+        namespace=manifest.namespaces.get((application, cluster)),
+        app_yaml=_documents.get(objects, app["app"]),
+        package_yaml=_documents.get(objects, app["package"]) if app["package"] else None,
+        values_yaml=_documents.get(objects, values_digest) if values_digest else None,
+        profile_yaml=_documents.get(objects, manifest.documents["clusters"][cluster]["profile"]),
+    )
 
 
 def target_documents(
@@ -115,16 +181,4 @@ def target_documents(
     row = session.get(models.CatalogSnapshot, snapshot_digest)
     if row is None or row.blob_digest is None:
         raise SnapshotNotFound(f"catalog snapshot {snapshot_digest} is not in the store")
-    manifest = _manifest_of(objects, row.blob_digest)
-    app = manifest["applications"][application]
-    namespace = next((t[2] for t in manifest["targets"] if t[0] == application and t[1] == cluster), None)
-    values_digest = app["clusterValues"].get(cluster, app["values"])
-    return TargetDocuments(
-        application=application,
-        cluster=cluster,
-        namespace=namespace,
-        app_yaml=objects.get(app["app"]),
-        package_yaml=objects.get(app["package"]) if app["package"] else None,
-        values_yaml=objects.get(values_digest) if values_digest else None,
-        profile_yaml=objects.get(manifest["clusters"][cluster]["profile"]),
-    )
+    return manifest_documents(objects, row.blob_digest, application, cluster)

@@ -8,15 +8,26 @@ won; two workers racing for one job never both get it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Insert, select, update
+from sqlalchemy import ColumnElement, Insert, Row, Table, Update, bindparam, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from farm.evidence.keys import TrustedSigners
-from farm.store.models import ActionCacheEntry, Base, JobState, RenderJob, Signer, utcnow
+from farm.store.models import (
+    ActionCacheEntry,
+    Base,
+    CatalogSnapshot,
+    FleetRun,
+    JobState,
+    RenderJob,
+    Signer,
+    utcnow,
+)
 
 CLAIMABLE_STATES = (JobState.QUEUED,)
 FINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CACHED)
@@ -24,18 +35,34 @@ FINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CACHED)
 
 def insert_ignoring_conflict(session: Session, model: type[Base], values: dict[str, Any]) -> bool:
     """INSERT a row unless one with the same primary or unique key exists; True if inserted."""
-    dialect = session.get_bind().dialect.name
-    table = model.__table__
+    return insert_ignoring_conflict_returning(session, model, values) is not None
+
+
+def insert_ignoring_conflict_returning(
+    session: Session, model: type[Base], values: dict[str, Any], *returning: str
+) -> Row[Any] | None:
+    """INSERT a row unless one with the same primary or unique key exists.
+
+    Returns the inserted row's ``returning`` columns (default: its primary key), or None when a
+    row with that key was already there (then nothing is written).
+    """
+    statement = _insert_ignoring_statement(session.get_bind().dialect.name, model.__table__, returning)
+    # RETURNING says whether a row went in; rowcount is not reliable for ON CONFLICT on every driver.
+    return session.execute(statement, values).first()
+
+
+@lru_cache(maxsize=64)
+def _insert_ignoring_statement(dialect: str, table: Table, returning: tuple[str, ...]) -> Insert:
+    """Built once per table: the values are bound at execution, so the compiled form is cached too."""
     statement: Insert
     if dialect == "postgresql":
-        statement = postgresql.insert(table).values(**values).on_conflict_do_nothing()
+        statement = postgresql.insert(table).on_conflict_do_nothing()
     elif dialect == "sqlite":
-        statement = sqlite.insert(table).values(**values).on_conflict_do_nothing()
+        statement = sqlite.insert(table).on_conflict_do_nothing()
     else:
         raise RuntimeError(f"unsupported database dialect {dialect!r}")
-    # RETURNING says whether a row went in; rowcount is not reliable for ON CONFLICT on every driver.
-    inserted = session.execute(statement.returning(*table.primary_key.columns)).first()
-    return inserted is not None
+    columns = [table.c[name] for name in returning] if returning else list(table.primary_key.columns)
+    return statement.returning(*columns)
 
 
 def _state_values(states: Iterable[JobState | str]) -> list[str]:
@@ -53,6 +80,90 @@ def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None
     return session.execute(statement).rowcount  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True)
+class ClaimedJob:
+    """What a worker needs of the job it just claimed, read by the claiming statement itself."""
+
+    id: str
+    run_id: str
+    application: str
+    cluster_profile: str
+    selection: str
+    action_key: str
+    snapshot_digest: str
+    manifest_digest: str | None  # the snapshot's manifest blob (None if the snapshot row lacks one)
+
+
+def one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[bool]:
+    """``column = v1 OR column = v2 …`` with plain bound values.
+
+    Unlike ``in_`` it needs no "expanding" parameter, so the statement is compiled once and run
+    without re-rendering its SQL on every call; both databases turn it into an index look-up.
+    """
+    return or_(*(column == value for value in values))
+
+
+@lru_cache(maxsize=16)
+def _claim_statement(from_states: tuple[str, ...]) -> Update:
+    jobs = RenderJob.__table__
+    runs = FleetRun.__table__
+    snapshots = CatalogSnapshot.__table__
+    snapshot_digest = (
+        select(runs.c.snapshot_digest).where(runs.c.id == jobs.c.run_id).correlate(jobs).scalar_subquery()
+    )
+    manifest_digest = (
+        select(snapshots.c.blob_digest)
+        .join(runs, runs.c.snapshot_digest == snapshots.c.digest)
+        .where(runs.c.id == jobs.c.run_id)
+        .correlate(jobs)
+        .scalar_subquery()
+    )
+    return (
+        update(jobs)
+        .where(jobs.c.id == bindparam("job_id"), one_of(jobs.c.state, from_states))
+        .values(
+            state=JobState.RUNNING.value,
+            claimed_by=bindparam("worker"),
+            attempts=jobs.c.attempts + 1,
+            started_at=bindparam("now"),
+            finished_at=None,
+            error_code=None,
+            error_message=None,
+        )
+        .returning(
+            jobs.c.id,
+            jobs.c.run_id,
+            jobs.c.application,
+            jobs.c.cluster_profile,
+            jobs.c.selection,
+            jobs.c.action_key,
+            snapshot_digest,
+            manifest_digest,
+        )
+    )
+
+
+def claim_job_returning(
+    session: Session,
+    job_id: str,
+    *,
+    worker: str,
+    from_states: Iterable[JobState | str] = CLAIMABLE_STATES,
+    now: datetime | None = None,
+) -> ClaimedJob | None:
+    """Move a job to ``running`` for ``worker`` if it is in ``from_states``; its data if this call won.
+
+    One statement: the conditional UPDATE returns the job's columns and, through two primary-key
+    subqueries, its run's snapshot and that snapshot's manifest blob. Counts the attempt. The
+    caller commits; a second claimer blocks on the row (PostgreSQL) or the write lock (SQLite) and
+    then finds the state changed, so it gets None.
+    """
+    statement = _claim_statement(tuple(_state_values(from_states)))
+    parameters = {"job_id": job_id, "worker": worker, "now": now or utcnow()}
+    row = session.execute(statement, parameters).first()
+    return ClaimedJob(*row) if row is not None else None
+
+
 def claim_job(
     session: Session,
     job_id: str,
@@ -61,26 +172,25 @@ def claim_job(
     from_states: Iterable[JobState | str] = CLAIMABLE_STATES,
     now: datetime | None = None,
 ) -> bool:
-    """Move a job to ``running`` for ``worker`` if it is in ``from_states``; True if this call won.
+    """Move a job to ``running`` for ``worker`` if it is in ``from_states``; True if this call won."""
+    return claim_job_returning(session, job_id, worker=worker, from_states=from_states, now=now) is not None
 
-    Counts the attempt. The caller commits; a second claimer blocks on the row (PostgreSQL) or
-    the write lock (SQLite) and then finds the state changed, so it gets False.
-    """
-    statement = (
-        update(RenderJob)
-        .where(RenderJob.id == job_id, RenderJob.state.in_(_state_values(from_states)))
-        .values(
-            state=JobState.RUNNING.value,
-            claimed_by=worker,
-            attempts=RenderJob.attempts + 1,
-            started_at=now or utcnow(),
-            finished_at=None,
-            error_code=None,
-            error_message=None,
-        )
-        .execution_options(synchronize_session=False)
+
+_FINISH = (
+    update(RenderJob.__table__)
+    .where(
+        RenderJob.__table__.c.id == bindparam("job_id"),
+        RenderJob.__table__.c.state == JobState.RUNNING.value,
+        RenderJob.__table__.c.claimed_by == bindparam("worker"),
     )
-    return session.execute(statement).rowcount == 1  # type: ignore[attr-defined]
+    .values(
+        state=bindparam("state"),
+        output_digest=bindparam("output_digest"),
+        error_code=bindparam("error_code"),
+        error_message=bindparam("error_message"),
+        finished_at=bindparam("now"),
+    )
+)
 
 
 def finish_job(
@@ -99,23 +209,16 @@ def finish_job(
         raise ValueError(f"state: {state!r} is not a final job state")
     if state is JobState.FAILED and not error_code:
         raise ValueError("error_code: a failed job needs an error code")
-    statement = (
-        update(RenderJob)
-        .where(
-            RenderJob.id == job_id,
-            RenderJob.state == JobState.RUNNING.value,
-            RenderJob.claimed_by == worker,
-        )
-        .values(
-            state=state.value,
-            output_digest=output_digest,
-            error_code=error_code,
-            error_message=error_message,
-            finished_at=now or utcnow(),
-        )
-        .execution_options(synchronize_session=False)
-    )
-    return session.execute(statement).rowcount == 1  # type: ignore[attr-defined]
+    parameters = {
+        "job_id": job_id,
+        "worker": worker,
+        "state": state.value,
+        "output_digest": output_digest,
+        "error_code": error_code,
+        "error_message": error_message,
+        "now": now or utcnow(),
+    }
+    return session.execute(_FINISH, parameters).rowcount == 1  # type: ignore[attr-defined]
 
 
 def cached_output(session: Session, action_key: str) -> ActionCacheEntry | None:
