@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from farm.evidence.statement import parse_statement
 from farm.store import audit
 from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderJob, RenderOutput
 from farm.store.objects import S3ObjectStore
-from farm.store.outputs import NondeterministicOutputError, store_output
+from farm.store.outputs import NondeterministicOutputError, OutputRecord, store_output
 from farm.store.repository import cached_output
 
 MANIFESTS = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
@@ -251,3 +252,52 @@ def test_a_retry_restores_a_lost_output_blob(fleet: Fleet) -> None:
         )
     assert again.reused
     assert fleet.objects.get(first.output_digest) == MANIFESTS
+
+
+def test_concurrent_twins_of_one_action_key_leave_one_evidence_record(fleet: Fleet) -> None:
+    """Two jobs of one action key store at once; the second waits on the first's uncommitted cache
+    entry (PostgreSQL) or on the write lock (SQLite). Either way it ends up reusing the first's
+    record and keeps no evidence record of its own."""
+    inputs = make_inputs()
+    run_id = fleet.new_run()
+    first_job = fleet.new_job(run_id, inputs)
+    second_job = fleet.new_job(run_id, inputs, profile="prod-twin")
+    results: dict[str, object] = {}
+
+    def second() -> None:
+        try:
+            with fleet.sessions.begin() as session:
+                results["record"] = store_output(
+                    session,
+                    fleet.objects,
+                    fleet.signer,
+                    manifests=MANIFESTS,
+                    action_key=action_key(inputs),
+                    provenance=fleet.provenance(second_job, inputs, profile="prod-twin"),
+                )
+        except BaseException as error:  # reported to the main thread
+            results["error"] = error
+
+    with fleet.sessions.begin() as session:
+        first = store_output(
+            session,
+            fleet.objects,
+            fleet.signer,
+            manifests=MANIFESTS,
+            action_key=action_key(inputs),
+            provenance=fleet.provenance(first_job, inputs),
+        )
+        twin = threading.Thread(target=second)
+        twin.start()
+        twin.join(timeout=0.5)
+        assert twin.is_alive()  # blocked behind this uncommitted transaction
+    twin.join(timeout=30)
+    assert "error" not in results, results.get("error")
+    again = results["record"]
+    assert isinstance(again, OutputRecord) and again.reused
+    assert (again.output_digest, again.evidence_id, again.envelope_digest) == (
+        first.output_digest,
+        first.evidence_id,
+        first.envelope_digest,
+    )
+    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)

@@ -1,7 +1,7 @@
 """Storing a rendered output with its signed provenance: the one write path for render results.
 
-Order: the manifests blob, then the envelope blob, then the rows (output, signer, evidence record,
-action-cache entry) in the caller's transaction. A crash after the blobs and before the commit
+Order: the manifests and envelope blobs (both durable), then the rows (output, signer, evidence
+record, action-cache entry) in the caller's transaction. A crash after the blobs and before the commit
 leaves blobs without rows, never a row without its blob; ``farm gc`` sweeps such blobs.
 
 Idempotent: storing the same action key again returns the first record and writes no new row (a
@@ -13,8 +13,9 @@ If the same action key produces *different* bytes, that is a determinism violati
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from farm.evidence.canonical import sha256_hex
@@ -23,7 +24,7 @@ from farm.evidence.keys import Signer
 from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE, RenderProvenance, build_render_provenance
 from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderOutput, utcnow
 from farm.store.objects import ObjectStore
-from farm.store.repository import cached_output, ensure_signer, insert_ignoring_conflict
+from farm.store.repository import ensure_signer, insert_ignoring_conflict, insert_ignoring_conflict_returning
 
 
 class NondeterministicOutputError(RuntimeError):
@@ -67,60 +68,72 @@ def store_output(
             f"action_key: the job's action key {action_key} is not the key of its inputs ({provenance.action_key})"
         )
     output_digest = sha256_hex(manifests)
-    existing = cached_output(session, action_key)
+    existing = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
     if existing is not None:
-        record = _reuse(session, existing, output_digest)
+        record = _reuse(session, action_key, existing.output_digest, existing.evidence_id, output_digest)
         objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
         return record
-    objects.put(manifests)
     statement = build_render_provenance(output_digest, provenance)
-    envelope_bytes = sign_envelope(statement.to_bytes(), signer).to_bytes()
-    envelope_digest = objects.put(envelope_bytes)
-    evidence_id = _write_rows(
-        session, signer, manifests, output_digest, envelope_digest, statement.to_bytes(), provenance
-    )
-    insert_ignoring_conflict(
-        session,
-        ActionCacheEntry,
-        {
-            "action_key": action_key,
-            "output_digest": output_digest,
-            "evidence_id": evidence_id,
-            "created_at": utcnow(),
-        },
-    )
-    entry = _reload_cache_entry(session, action_key)  # a concurrent twin may have won the insert
-    if entry.output_digest != output_digest:
-        raise NondeterministicOutputError(action_key, entry.output_digest, output_digest)
-    session.flush()
-    return OutputRecord(output_digest, envelope_digest, action_key, entry.evidence_id, reused=False)
-
-
-def _reuse(session: Session, entry: ActionCacheEntry, output_digest: str) -> OutputRecord:
-    if entry.output_digest != output_digest:
-        raise NondeterministicOutputError(entry.action_key, entry.output_digest, output_digest)
-    record = session.get(EvidenceRecord, entry.evidence_id)
-    envelope_digest = record.envelope_digest if record is not None else ""
-    return OutputRecord(
-        entry.output_digest, envelope_digest, entry.action_key, entry.evidence_id, reused=True
-    )
-
-
-def _write_rows(
-    session: Session,
-    signer: Signer,
-    manifests: bytes,
-    output_digest: str,
-    envelope_digest: str,
-    statement_bytes: bytes,
-    provenance: RenderProvenance,
-) -> int:
+    statement_bytes = statement.to_bytes()
+    envelope_bytes = sign_envelope(statement_bytes, signer).to_bytes()
+    _, envelope_digest = objects.put_many([manifests, envelope_bytes])  # both durable before any row
     now = utcnow()
     insert_ignoring_conflict(
         session, RenderOutput, {"digest": output_digest, "size_bytes": len(manifests), "created_at": now}
     )
     ensure_signer(session, signer.keyid, signer.public_key_pem)
-    insert_ignoring_conflict(
+    # A savepoint, so that a twin of this action key that commits its entry first (two workers on
+    # PostgreSQL) costs this transaction its evidence record too: one evidence record per key.
+    with session.begin_nested() as savepoint:
+        evidence_id = _insert_evidence(
+            session, signer, output_digest, envelope_digest, statement_bytes, provenance, now
+        )
+        inserted = insert_ignoring_conflict_returning(
+            session,
+            ActionCacheEntry,
+            {
+                "action_key": action_key,
+                "output_digest": output_digest,
+                "evidence_id": evidence_id,
+                "created_at": now,
+            },
+        )
+        if inserted is None:
+            savepoint.rollback()
+    if inserted is not None:
+        return OutputRecord(output_digest, envelope_digest, action_key, evidence_id, reused=False)
+    winner = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
+    if winner is None:  # pragma: no cover - the insert above or a committed twin guarantees a row
+        raise RuntimeError(f"action cache entry {action_key} vanished")
+    return _reuse(session, action_key, winner.output_digest, winner.evidence_id, output_digest)
+
+
+_CACHE_ENTRY = select(ActionCacheEntry.output_digest, ActionCacheEntry.evidence_id).where(
+    ActionCacheEntry.action_key == bindparam("action_key")
+)
+_EVIDENCE_ID = select(EvidenceRecord.id).where(EvidenceRecord.envelope_digest == bindparam("envelope_digest"))
+_ENVELOPE_DIGEST = select(EvidenceRecord.envelope_digest).where(EvidenceRecord.id == bindparam("id"))
+
+
+def _reuse(
+    session: Session, action_key: str, stored_digest: str, evidence_id: int, output_digest: str
+) -> OutputRecord:
+    if stored_digest != output_digest:
+        raise NondeterministicOutputError(action_key, stored_digest, output_digest)
+    envelope_digest = session.scalar(_ENVELOPE_DIGEST, {"id": evidence_id}) or ""
+    return OutputRecord(stored_digest, envelope_digest, action_key, evidence_id, reused=True)
+
+
+def _insert_evidence(
+    session: Session,
+    signer: Signer,
+    output_digest: str,
+    envelope_digest: str,
+    statement_bytes: bytes,
+    provenance: RenderProvenance,
+    now: datetime,
+) -> int:
+    inserted = insert_ignoring_conflict_returning(
         session,
         EvidenceRecord,
         {
@@ -136,21 +149,12 @@ def _write_rows(
             "selection": provenance.inputs.selection,
             "created_at": now,
         },
+        "id",
     )
-    evidence_id = session.scalar(
-        select(EvidenceRecord.id).where(EvidenceRecord.envelope_digest == envelope_digest)
-    )
+    if inserted is not None:
+        return inserted.id
+    # The same envelope is already recorded (a committed twin signed the same statement).
+    evidence_id = session.scalar(_EVIDENCE_ID, {"envelope_digest": envelope_digest})
     if evidence_id is None:  # pragma: no cover - the insert above or a committed twin guarantees a row
         raise RuntimeError(f"evidence record for envelope {envelope_digest} vanished")
     return evidence_id
-
-
-def _reload_cache_entry(session: Session, action_key: str) -> ActionCacheEntry:
-    entry = session.scalar(
-        select(ActionCacheEntry)
-        .where(ActionCacheEntry.action_key == action_key)
-        .execution_options(populate_existing=True)
-    )
-    if entry is None:  # pragma: no cover - the insert above or a committed twin guarantees a row
-        raise RuntimeError(f"action cache entry {action_key} vanished")
-    return entry
