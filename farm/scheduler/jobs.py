@@ -22,7 +22,7 @@ from farm.scheduler.snapshots import SnapshotNotFound, TargetDocuments, manifest
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState
-from farm.store.outputs import NondeterministicOutputError, store_output
+from farm.store.outputs import NondeterministicOutputError, sign_and_put, store_output
 from farm.store.repository import ClaimedJob, claim_job_returning, finish_job, release_job
 
 log = logging.getLogger(__name__)
@@ -137,10 +137,21 @@ def _execute(
         catalog_snapshot=job.snapshot_digest,
         job_id=job.id,
     )
+    # Signing and the blob fsyncs happen before the recording transaction takes the write lock
+    # (skipped when the key was cached at claim time: the reuse path writes no new evidence).
+    signed = None
+    if job.cached_output_digest is None:
+        signed = sign_and_put(storage.objects, signer, manifests=manifests, provenance=provenance)
     try:
         with session_scope(storage.sessions) as session:
             record = store_output(
-                session, storage.objects, signer, manifests=manifests, action_key=key, provenance=provenance
+                session,
+                storage.objects,
+                signer,
+                manifests=manifests,
+                action_key=key,
+                provenance=provenance,
+                signed=signed,
             )
             if not finish_job(
                 session, job.id, worker=worker, state=JobState.SUCCEEDED, output_digest=record.output_digest

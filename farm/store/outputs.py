@@ -1,7 +1,8 @@
 """Storing a rendered output with its signed provenance: the one write path for render results.
 
 Order: the manifests and envelope blobs (both durable), then the rows (output, signer, evidence
-record, action-cache entry) in the caller's transaction. A crash after the blobs and before the commit
+record, action-cache entry) in the caller's transaction. A worker signs and writes the blobs
+(``sign_and_put``) before that transaction begins, so the database is not locked meanwhile. A crash after the blobs and before the commit
 leaves blobs without rows, never a row without its blob; ``farm gc`` sweeps such blobs.
 
 Idempotent: storing the same action key again returns the first record and writes no new row (a
@@ -49,6 +50,31 @@ class OutputRecord:
     reused: bool
 
 
+@dataclass(frozen=True)
+class SignedOutput:
+    """Manifests and their signed provenance statement, both blobs already durable in storage."""
+
+    output_digest: str
+    size_bytes: int
+    envelope_digest: str
+    statement_digest: str
+
+
+def sign_and_put(
+    objects: ObjectStore, signer: Signer, *, manifests: bytes, provenance: RenderProvenance
+) -> SignedOutput:
+    """Sign the provenance of ``manifests`` and store both blobs durably; touches no database.
+
+    A worker calls this before its recording transaction, so the database's write lock is not
+    held while it signs and waits for the blobs to reach the disk.
+    """
+    output_digest = sha256_hex(manifests)
+    statement_bytes = build_render_provenance(output_digest, provenance).to_bytes()
+    envelope_bytes = sign_envelope(statement_bytes, signer).to_bytes()
+    _, envelope_digest = objects.put_many([manifests, envelope_bytes])  # both durable before any row
+    return SignedOutput(output_digest, len(manifests), envelope_digest, sha256_hex(statement_bytes))
+
+
 def store_output(
     session: Session,
     objects: ObjectStore,
@@ -57,37 +83,39 @@ def store_output(
     manifests: bytes,
     action_key: str,
     provenance: RenderProvenance,
+    signed: SignedOutput | None = None,
 ) -> OutputRecord:
     """Store ``manifests`` and their signed provenance; the caller commits the session.
 
     ``action_key`` is the key the job was planned with; it must equal the action key of
-    ``provenance.inputs`` or nothing is written.
+    ``provenance.inputs`` or nothing is written. ``signed`` is what ``sign_and_put`` returned for
+    these manifests and this provenance, if the caller wrote the blobs beforehand; otherwise they
+    are signed and written here, once the action cache says they are needed.
     """
     if provenance.action_key != action_key:
         raise ValueError(
             f"action_key: the job's action key {action_key} is not the key of its inputs ({provenance.action_key})"
         )
     output_digest = sha256_hex(manifests)
+    if signed is not None and signed.output_digest != output_digest:
+        raise ValueError(f"signed: it was made for output {signed.output_digest}, not {output_digest}")
     existing = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
     if existing is not None:
         record = _reuse(session, action_key, existing.output_digest, existing.evidence_id, output_digest)
-        objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
+        if signed is None:
+            objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
         return record
-    statement = build_render_provenance(output_digest, provenance)
-    statement_bytes = statement.to_bytes()
-    envelope_bytes = sign_envelope(statement_bytes, signer).to_bytes()
-    _, envelope_digest = objects.put_many([manifests, envelope_bytes])  # both durable before any row
+    if signed is None:
+        signed = sign_and_put(objects, signer, manifests=manifests, provenance=provenance)
     now = utcnow()
     insert_ignoring_conflict(
-        session, RenderOutput, {"digest": output_digest, "size_bytes": len(manifests), "created_at": now}
+        session, RenderOutput, {"digest": output_digest, "size_bytes": signed.size_bytes, "created_at": now}
     )
     ensure_signer(session, signer.keyid, signer.public_key_pem)
     # A savepoint, so that a twin of this action key that commits its entry first (two workers on
     # PostgreSQL) costs this transaction its evidence record too: one evidence record per key.
     with session.begin_nested() as savepoint:
-        evidence_id = _insert_evidence(
-            session, signer, output_digest, envelope_digest, statement_bytes, provenance, now
-        )
+        evidence_id = _insert_evidence(session, signer, signed, provenance, now)
         inserted = insert_ignoring_conflict_returning(
             session,
             ActionCacheEntry,
@@ -101,7 +129,7 @@ def store_output(
         if inserted is None:
             savepoint.rollback()
     if inserted is not None:
-        return OutputRecord(output_digest, envelope_digest, action_key, evidence_id, reused=False)
+        return OutputRecord(output_digest, signed.envelope_digest, action_key, evidence_id, reused=False)
     winner = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
     if winner is None:  # pragma: no cover - the insert above or a committed twin guarantees a row
         raise RuntimeError(f"action cache entry {action_key} vanished")
@@ -125,22 +153,16 @@ def _reuse(
 
 
 def _insert_evidence(
-    session: Session,
-    signer: Signer,
-    output_digest: str,
-    envelope_digest: str,
-    statement_bytes: bytes,
-    provenance: RenderProvenance,
-    now: datetime,
+    session: Session, signer: Signer, signed: SignedOutput, provenance: RenderProvenance, now: datetime
 ) -> int:
     inserted = insert_ignoring_conflict_returning(
         session,
         EvidenceRecord,
         {
-            "envelope_digest": envelope_digest,
-            "statement_digest": sha256_hex(statement_bytes),
+            "envelope_digest": signed.envelope_digest,
+            "statement_digest": signed.statement_digest,
             "subject_name": provenance.subject_name,
-            "subject_digest": output_digest,
+            "subject_digest": signed.output_digest,
             "predicate_type": PROVENANCE_PREDICATE_TYPE,
             "signer_keyid": signer.keyid,
             "action_key": provenance.action_key,
@@ -154,7 +176,7 @@ def _insert_evidence(
     if inserted is not None:
         return inserted.id
     # The same envelope is already recorded (a committed twin signed the same statement).
-    evidence_id = session.scalar(_EVIDENCE_ID, {"envelope_digest": envelope_digest})
+    evidence_id = session.scalar(_EVIDENCE_ID, {"envelope_digest": signed.envelope_digest})
     if evidence_id is None:  # pragma: no cover - the insert above or a committed twin guarantees a row
-        raise RuntimeError(f"evidence record for envelope {envelope_digest} vanished")
+        raise RuntimeError(f"evidence record for envelope {signed.envelope_digest} vanished")
     return evidence_id

@@ -92,6 +92,7 @@ class ClaimedJob:
     action_key: str
     snapshot_digest: str
     manifest_digest: str | None  # the snapshot's manifest blob (None if the snapshot row lacks one)
+    cached_output_digest: str | None  # the action cache's output for the job's key, when claimed
 
 
 def one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[bool]:
@@ -108,6 +109,7 @@ def _claim_statement(from_states: tuple[str, ...]) -> Update:
     jobs = RenderJob.__table__
     runs = FleetRun.__table__
     snapshots = CatalogSnapshot.__table__
+    cache = ActionCacheEntry.__table__
     snapshot_digest = (
         select(runs.c.snapshot_digest).where(runs.c.id == jobs.c.run_id).correlate(jobs).scalar_subquery()
     )
@@ -115,6 +117,12 @@ def _claim_statement(from_states: tuple[str, ...]) -> Update:
         select(snapshots.c.blob_digest)
         .join(runs, runs.c.snapshot_digest == snapshots.c.digest)
         .where(runs.c.id == jobs.c.run_id)
+        .correlate(jobs)
+        .scalar_subquery()
+    )
+    cached_output_digest = (
+        select(cache.c.output_digest)
+        .where(cache.c.action_key == jobs.c.action_key)
         .correlate(jobs)
         .scalar_subquery()
     )
@@ -139,6 +147,7 @@ def _claim_statement(from_states: tuple[str, ...]) -> Update:
             jobs.c.action_key,
             snapshot_digest,
             manifest_digest,
+            cached_output_digest,
         )
     )
 
@@ -153,8 +162,9 @@ def claim_job_returning(
 ) -> ClaimedJob | None:
     """Move a job to ``running`` for ``worker`` if it is in ``from_states``; its data if this call won.
 
-    One statement: the conditional UPDATE returns the job's columns and, through two primary-key
-    subqueries, its run's snapshot and that snapshot's manifest blob. Counts the attempt. The
+    One statement: the conditional UPDATE returns the job's columns and, through primary-key
+    subqueries, its run's snapshot, that snapshot's manifest blob and whether the job's action key
+    is already in the action cache. Counts the attempt. The
     caller commits; a second claimer blocks on the row (PostgreSQL) or the write lock (SQLite) and
     then finds the state changed, so it gets None.
     """
