@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from farm.evidence.provenance import action_key
 from farm.store.models import EvidenceRecord, JobState, RenderJob, Signer
 from farm.store.repository import (
+    ClaimedJob,
     claim_job,
+    claim_job_returning,
     finish_job,
     insert_ignoring_conflict,
     jobs_of_run,
@@ -38,6 +40,33 @@ def test_claim_moves_a_queued_job_to_running_once(fleet: Fleet) -> None:
     job = _job(fleet.sessions, job_id)
     assert (job.state, job.claimed_by, job.attempts) == ("running", "w1", 1)
     assert job.started_at is not None
+
+
+def test_the_claim_returns_what_the_worker_needs(fleet: Fleet) -> None:
+    _, _, record = fleet.render(b"kind: ConfigMap\n")  # caches the key of make_inputs()
+    run_id = fleet.new_run()
+    cached = fleet.new_job(run_id, make_inputs())
+    fresh = fleet.new_job(run_id, make_inputs("api"), application="api")
+    with fleet.sessions.begin() as session:
+        claimed_fresh = claim_job_returning(session, fresh, worker="w1")
+        claimed_cached = claim_job_returning(session, cached, worker="w1")
+        assert claim_job_returning(session, fresh, worker="w2") is None
+    assert claimed_fresh == ClaimedJob(
+        id=fresh,
+        run_id=run_id,
+        application="api",
+        cluster_profile="prod",
+        selection="",
+        action_key=action_key(make_inputs("api")),
+        snapshot_digest=fleet.snapshot,
+        manifest_digest=None,
+        cached_output_digest=None,
+    )
+    assert claimed_cached is not None
+    assert (claimed_cached.action_key, claimed_cached.cached_output_digest) == (
+        action_key(make_inputs()),
+        record.output_digest,
+    )
 
 
 def test_a_retry_counts_the_attempt(fleet: Fleet) -> None:

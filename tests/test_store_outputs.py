@@ -23,7 +23,7 @@ from farm.evidence.statement import parse_statement
 from farm.store import audit
 from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderJob, RenderOutput
 from farm.store.objects import S3ObjectStore
-from farm.store.outputs import NondeterministicOutputError, OutputRecord, store_output
+from farm.store.outputs import NondeterministicOutputError, OutputRecord, sign_and_put, store_output
 from farm.store.repository import cached_output
 
 MANIFESTS = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
@@ -301,3 +301,45 @@ def test_concurrent_twins_of_one_action_key_leave_one_evidence_record(fleet: Fle
         first.envelope_digest,
     )
     assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)
+
+
+def test_a_pre_signed_output_whose_key_got_cached_meanwhile_reuses_the_entry(fleet: Fleet) -> None:
+    """A worker signs and writes before its transaction; a twin's entry committed in between wins."""
+    inputs = make_inputs()
+    run_id = fleet.new_run()
+    twin_job = fleet.new_job(run_id, inputs, profile="prod-twin")
+    signed = sign_and_put(
+        fleet.objects, fleet.signer, manifests=MANIFESTS, provenance=fleet.provenance(twin_job, inputs)
+    )
+    _, _, first = fleet.render(MANIFESTS)
+    with fleet.sessions.begin() as session:
+        again = store_output(
+            session,
+            fleet.objects,
+            fleet.signer,
+            manifests=MANIFESTS,
+            action_key=action_key(inputs),
+            provenance=fleet.provenance(twin_job, inputs),
+            signed=signed,
+        )
+    assert again.reused and (again.evidence_id, again.envelope_digest) == (
+        first.evidence_id,
+        first.envelope_digest,
+    )
+    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)
+    with pytest.raises(NondeterministicOutputError), fleet.sessions.begin() as session:
+        store_output(
+            session,
+            fleet.objects,
+            fleet.signer,
+            manifests=MANIFESTS + b"# drift\n",
+            action_key=action_key(inputs),
+            provenance=fleet.provenance(twin_job, inputs),
+            signed=sign_and_put(
+                fleet.objects,
+                fleet.signer,
+                manifests=MANIFESTS + b"# drift\n",
+                provenance=fleet.provenance(twin_job, inputs),
+            ),
+        )
+    assert _count(fleet.sessions, RenderOutput) == 1

@@ -58,6 +58,7 @@ class SignedOutput:
     size_bytes: int
     envelope_digest: str
     statement_digest: str
+    provenance: RenderProvenance  # what the signed statement says
 
 
 def sign_and_put(
@@ -72,7 +73,9 @@ def sign_and_put(
     statement_bytes = build_render_provenance(output_digest, provenance).to_bytes()
     envelope_bytes = sign_envelope(statement_bytes, signer).to_bytes()
     _, envelope_digest = objects.put_many([manifests, envelope_bytes])  # both durable before any row
-    return SignedOutput(output_digest, len(manifests), envelope_digest, sha256_hex(statement_bytes))
+    return SignedOutput(
+        output_digest, len(manifests), envelope_digest, sha256_hex(statement_bytes), provenance
+    )
 
 
 def store_output(
@@ -89,24 +92,26 @@ def store_output(
 
     ``action_key`` is the key the job was planned with; it must equal the action key of
     ``provenance.inputs`` or nothing is written. ``signed`` is what ``sign_and_put`` returned for
-    these manifests and this provenance, if the caller wrote the blobs beforehand; otherwise they
-    are signed and written here, once the action cache says they are needed.
+    these manifests and this provenance, if the caller wrote the blobs beforehand (having found
+    no cache entry for the key); otherwise they are signed and written here, once the action cache
+    says they are needed.
     """
     if provenance.action_key != action_key:
         raise ValueError(
             f"action_key: the job's action key {action_key} is not the key of its inputs ({provenance.action_key})"
         )
     output_digest = sha256_hex(manifests)
-    if signed is not None and signed.output_digest != output_digest:
-        raise ValueError(f"signed: it was made for output {signed.output_digest}, not {output_digest}")
-    existing = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
-    if existing is not None:
-        record = _reuse(session, action_key, existing.output_digest, existing.evidence_id, output_digest)
-        if signed is None:
-            objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
-        return record
+    if signed is not None and (signed.output_digest, signed.provenance) != (output_digest, provenance):
+        raise ValueError(f"signed: it was made for other manifests or provenance than output {output_digest}")
     if signed is None:
+        existing = session.execute(_CACHE_ENTRY, {"action_key": action_key}).first()
+        if existing is not None:
+            record = _reuse(session, action_key, existing.output_digest, existing.evidence_id, output_digest)
+            objects.put(manifests)  # no-op when the blob is intact; restores it if it was lost
+            return record
         signed = sign_and_put(objects, signer, manifests=manifests, provenance=provenance)
+    # With ``signed`` given the caller found no cache entry before signing; one that appeared since
+    # (a twin) makes the cache insert below find a conflict, and this ends up reusing it all the same.
     now = utcnow()
     insert_ignoring_conflict(
         session, RenderOutput, {"digest": output_digest, "size_bytes": signed.size_bytes, "created_at": now}

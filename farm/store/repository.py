@@ -107,25 +107,6 @@ def one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[b
 @lru_cache(maxsize=16)
 def _claim_statement(from_states: tuple[str, ...]) -> Update:
     jobs = RenderJob.__table__
-    runs = FleetRun.__table__
-    snapshots = CatalogSnapshot.__table__
-    cache = ActionCacheEntry.__table__
-    snapshot_digest = (
-        select(runs.c.snapshot_digest).where(runs.c.id == jobs.c.run_id).correlate(jobs).scalar_subquery()
-    )
-    manifest_digest = (
-        select(snapshots.c.blob_digest)
-        .join(runs, runs.c.snapshot_digest == snapshots.c.digest)
-        .where(runs.c.id == jobs.c.run_id)
-        .correlate(jobs)
-        .scalar_subquery()
-    )
-    cached_output_digest = (
-        select(cache.c.output_digest)
-        .where(cache.c.action_key == jobs.c.action_key)
-        .correlate(jobs)
-        .scalar_subquery()
-    )
     return (
         update(jobs)
         .where(jobs.c.id == bindparam("job_id"), one_of(jobs.c.state, from_states))
@@ -138,6 +119,8 @@ def _claim_statement(from_states: tuple[str, ...]) -> Update:
             error_code=None,
             error_message=None,
         )
+        # Plain columns only: SQLAlchemy renders RETURNING unqualified on SQLite, which would
+        # make a correlated subquery here compare a column with itself.
         .returning(
             jobs.c.id,
             jobs.c.run_id,
@@ -145,11 +128,19 @@ def _claim_statement(from_states: tuple[str, ...]) -> Update:
             jobs.c.cluster_profile,
             jobs.c.selection,
             jobs.c.action_key,
-            snapshot_digest,
-            manifest_digest,
-            cached_output_digest,
         )
     )
+
+
+# What a claimed job needs besides its own row, by primary keys: its run's snapshot, the
+# snapshot's manifest blob, and the action cache's output for its key if there is one.
+_CLAIMED_CONTEXT = (
+    select(FleetRun.snapshot_digest, CatalogSnapshot.blob_digest, ActionCacheEntry.output_digest)
+    .select_from(FleetRun)
+    .join(CatalogSnapshot, CatalogSnapshot.digest == FleetRun.snapshot_digest)
+    .outerjoin(ActionCacheEntry, ActionCacheEntry.action_key == bindparam("action_key"))
+    .where(FleetRun.id == bindparam("run_id"))
+)
 
 
 def claim_job_returning(
@@ -162,16 +153,32 @@ def claim_job_returning(
 ) -> ClaimedJob | None:
     """Move a job to ``running`` for ``worker`` if it is in ``from_states``; its data if this call won.
 
-    One statement: the conditional UPDATE returns the job's columns and, through primary-key
-    subqueries, its run's snapshot, that snapshot's manifest blob and whether the job's action key
-    is already in the action cache. Counts the attempt. The
-    caller commits; a second claimer blocks on the row (PostgreSQL) or the write lock (SQLite) and
-    then finds the state changed, so it gets None.
+    The conditional UPDATE returns the job's columns; when it won, one primary-key join reads its
+    run's snapshot, that snapshot's manifest blob and whether the job's action key is already in
+    the action cache. Counts the attempt. The caller commits; a second claimer blocks on the row
+    (PostgreSQL) or the write lock (SQLite) and then finds the state changed, so it gets None.
     """
     statement = _claim_statement(tuple(_state_values(from_states)))
     parameters = {"job_id": job_id, "worker": worker, "now": now or utcnow()}
     row = session.execute(statement, parameters).first()
-    return ClaimedJob(*row) if row is not None else None
+    if row is None:
+        return None
+    job_id, run_id, application, cluster_profile, selection, key = row
+    context = session.execute(_CLAIMED_CONTEXT, {"run_id": run_id, "action_key": key}).first()
+    if context is None:  # pragma: no cover - the foreign keys guarantee the run and its snapshot
+        raise RuntimeError(f"job {job_id}: run {run_id} or its catalog snapshot is missing")
+    snapshot_digest, manifest_digest, cached_output_digest = context
+    return ClaimedJob(
+        job_id,
+        run_id,
+        application,
+        cluster_profile,
+        selection,
+        key,
+        snapshot_digest,
+        manifest_digest,
+        cached_output_digest,
+    )
 
 
 def claim_job(
