@@ -11,9 +11,13 @@ The entry points for the scheduler and the workers:
   ``objects.open_object_store(settings)``.
 - ``migrate.upgrade(url)``, ``migrate.upgrade_embedded(settings)``: the schema comes only from here.
 - ``repository.claim_job(session, job_id, worker=...)`` / ``finish_job(...)`` / ``queue_jobs(...)``:
-  conditional UPDATEs whose boolean result says whether this caller won.
+  conditional UPDATEs whose boolean result says whether this caller won;
+  ``claim_job_returning(...)`` claims and returns what a worker needs (``ClaimedJob``) or None.
+- ``db.read_scope(factory)``: a read-only transaction (deferred on SQLite: no write lock).
 - ``repository.cached_output(session, action_key)``: the action-cache look-up.
 - ``outputs.store_output(session, objects, signer, manifests=..., action_key=..., provenance=...)``:
-  blobs, signed provenance and rows for one render; the caller commits.
+  blobs, signed provenance and rows for one render; the caller commits. ``outputs.sign_and_put``
+  signs and writes the blobs beforehand (outside any transaction) and ``store_output(...,
+  signed=...)`` then writes only the rows.
 - ``audit.verify_output(...)`` and ``audit.sweep(...)``: what ``farm verify`` and ``farm gc`` run.
 """
