@@ -458,3 +458,40 @@ def test_postgresql_unknown_key_in_an_enumerated_block_is_refused() -> None:
     assert error.message == 'component "db": backup: unrecognized key "schedule"'
     error = _error("postgresql", "pooler: {enabled: true, replicas: 2}")
     assert error.message == 'component "db": pooler: unrecognized key "replicas"'
+
+
+# --- cnpg-subscription ------------------------------------------------------------------------------
+
+_SUBSCRIPTION = "cluster: {name: replica}\nname: s\ndbname: app\npublicationName: p"
+
+
+def test_subscription_requires_its_external_cluster() -> None:
+    assert _error("cnpg-subscription", _SUBSCRIPTION).message == (
+        'component "db": externalClusterName: required (the CloudNativePG API requires this field)'
+    )
+
+
+def test_subscription_refuses_an_empty_reclaim_policy_and_non_string_parameters() -> None:
+    base = _SUBSCRIPTION + "\nexternalClusterName: origin"
+    assert _error("cnpg-subscription", base + '\nsubscriptionReclaimPolicy: ""').message == (
+        'component "db": subscriptionReclaimPolicy: "" cannot be carried by the CloudNativePG API types '
+        '(the field is omitted when zero, so the operator would apply its default "retain")'
+    )
+    assert _error("cnpg-subscription", base + "\nparameters: {copy_data: false}").message == (
+        'component "db": parameters.copy_data: must be a string, got bool'
+    )
+
+
+def test_subscription_with_labels_and_no_optional_fields() -> None:
+    (subscription,) = _objects(
+        "cnpg-subscription", _SUBSCRIPTION + "\nexternalClusterName: origin\nlabels: {team: data}"
+    )
+    assert subscription["kind"] == "Subscription"
+    assert subscription["metadata"]["labels"] == {"team": "data", "launcher.gokure.dev/component": "db"}
+    assert subscription["spec"] == {
+        "cluster": {"name": "replica"},
+        "name": "s",
+        "dbname": "app",
+        "publicationName": "p",
+        "externalClusterName": "origin",
+    }
