@@ -92,9 +92,7 @@ def run_job(
         return JobOutcome(job_id, SKIPPED)
     try:
         return _execute(storage, signer, job, worker, expected_action_key)
-    except CoreError:
-        raise  # handled inside _execute; never reaches here
-    except Exception:
+    except Exception:  # infrastructure: a render error is a value of the job, handled in _execute
         with session_scope(storage.sessions) as session:
             release_job(session, job.id, worker=worker)
         raise

@@ -9,6 +9,7 @@ from sqlalchemy import insert
 from farm.catalog import CatalogSnapshot
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.keys import target_action_key
+from farm.scheduler.progress import finalize_run_if_done
 from farm.scheduler.snapshots import persist_snapshot
 from farm.store import models
 from farm.store.context import Storage
@@ -88,7 +89,5 @@ def plan_run(
         for start in range(0, len(to_run), 500):
             queue_jobs(session, [job_id for job_id, _ in to_run[start : start + 500]], now=now)
     if not to_run:
-        from farm.scheduler.progress import finalize_run
-
-        finalize_run(storage, run_id)
+        finalize_run_if_done(storage, run_id)
     return PlannedRun(run_id, snapshot.digest, to_run, len(rows) - len(to_run), len(rows))

@@ -100,10 +100,6 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     return True
 
 
-def finalize_run(storage: Storage, run_id: str) -> None:
-    finalize_run_if_done(storage, run_id)
-
-
 def run_summary(storage: Storage, run_id: str) -> RunSummary:
     with read_scope(storage.sessions) as session:
         run = session.get(models.FleetRun, run_id)
