@@ -13,7 +13,7 @@ import pytest
 
 from farm.core import yamlio
 from farm.core.registry import COMPONENT_TYPES, TRAIT_TYPES
-from farm.core.render import render
+from farm.core.render import RenderRequest, ValuesLayer, render
 
 # ../shared beside the checkout, or wherever FARM_CONFORMANCE_CASES points.
 CASES_DIR = Path(
@@ -46,10 +46,11 @@ def test_registry_claims_some_shared_cases() -> None:
 def test_shared_case(case: Path) -> None:
     package = case / "kurel.yaml"
     values = case / "values.yaml"
-    rendered = render(
+    request = RenderRequest(
         (case / "app.yaml").read_bytes(),
         (case / "cluster.yaml").read_bytes(),
         package=package.read_bytes() if package.exists() else None,
-        values=values.read_bytes() if values.exists() else None,
+        values=(ValuesLayer("values.yaml", values.read_bytes()),) if values.exists() else (),
     )
+    rendered = render(request)
     assert rendered.manifests.decode().strip() == (case / "expected.yaml").read_text().strip()

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from farm.core.errors import CoreError
-from farm.core.render import render
+from farm.core.render import RenderRequest, ValuesLayer, render
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -40,18 +40,18 @@ def build_command(
     try:
         app_file = _app_path(app)
         package_file = app_file.parent / "kurel.yaml"
-        rendered = render(
+        request = RenderRequest(
             _read(app_file, "application"),
             _read(profile, "ClusterProfile"),
             package=_read(package_file, "package") if package_file.is_file() else None,
-            values=_read(values, "values file") if values is not None else None,
+            values=(ValuesLayer(str(values), _read(values, "values file")),) if values is not None else (),
             sets=tuple(set_values),
             namespace=namespace,
             app_source=str(app_file),
-            profile_source=str(profile),
-            values_source=str(values) if values else "values.yaml",
+            cluster_profile_source=str(profile),
             package_source=str(package_file),
         )
+        rendered = render(request)
     except CoreError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
         raise typer.Exit(1) from None

@@ -8,6 +8,7 @@ Without a kurel.yaml nothing is substituted and ``${...}`` stays literal.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from farm.core import yamlio
@@ -69,14 +70,50 @@ def _check_typed(param: Parameter, value: Any, origin: str) -> Any:
     return value
 
 
+def merge_values(layers: Sequence[tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The values of several files layered in order, and the file each value came from.
+
+    The one rule for layered values (a catalog's ``values.yaml`` under ``values/<cluster>.yaml``):
+    a later file's mapping is merged into an earlier one key by key, recursively, as helm merges
+    values files; any other value of a later file replaces the earlier one, ``null`` included.
+    """
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for source, values in layers:
+        merged = _deep_merge(merged, values)
+        origins.update(dict.fromkeys(values, source))
+    return merged, origins
+
+
+def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    result = dict(base)
+    for key, value in overlay.items():
+        earlier = result.get(key)
+        both_mappings = isinstance(earlier, dict) and isinstance(value, dict)
+        result[key] = _deep_merge(earlier, value) if both_mappings else value
+    return result
+
+
 def resolve_parameters(
-    package: Package, values: dict[str, Any], sets: dict[str, str], values_source: str = "values.yaml"
+    package: Package,
+    values: dict[str, Any],
+    sets: dict[str, str],
+    values_source: str | Mapping[str, str] = "values.yaml",
 ) -> dict[str, Any]:
-    """The final value of every declared parameter, in declaration order."""
+    """The final value of every declared parameter, in declaration order.
+
+    ``values_source`` names the values file in messages: one name, or the file of each key.
+    """
     declared = {p.name: p for p in package.spec.parameters or []}
+
+    def origin(key: str) -> str:
+        if isinstance(values_source, str):
+            return values_source
+        return values_source.get(key, "values.yaml")
+
     for key in values:
         if key not in declared:
-            raise ParameterError(f"{values_source}: undeclared parameter {key!r}")
+            raise ParameterError(f"{origin(key)}: undeclared parameter {key!r}")
     for key in sets:
         if key not in declared:
             raise ParameterError(f"--set {key}: undeclared parameter {key!r}")
@@ -85,7 +122,7 @@ def resolve_parameters(
         if param.name in sets:
             resolved[param.name] = _coerce_set(param, sets[param.name])
         elif param.name in values and values[param.name] is not None:
-            resolved[param.name] = _check_typed(param, values[param.name], values_source)
+            resolved[param.name] = _check_typed(param, values[param.name], origin(param.name))
         elif param.default is not None:
             default = param.default
             if param.type == "string" and isinstance(default, str):

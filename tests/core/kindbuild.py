@@ -8,7 +8,7 @@ import pytest
 
 from farm.core.errors import CoreError
 from farm.core.policy import DEFAULT_POLICY, Policy
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 from farm.core.yamlio import dump_documents
 
 CLUSTER = b"""apiVersion: launcher.gokure.dev/v1alpha1
@@ -33,7 +33,7 @@ def _app(components: list[dict[str, Any]], namespace: str) -> bytes:
 def build_all(
     components: list[dict[str, Any]], *, policy: Policy = DEFAULT_POLICY, namespace: str = "default"
 ) -> list[dict[str, Any]]:
-    return list(render(_app(components, namespace), CLUSTER, policy=policy).objects)
+    return list(render(RenderRequest(_app(components, namespace), CLUSTER), policy=policy).objects)
 
 
 def build(

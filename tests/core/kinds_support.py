@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from farm.core.errors import CoreError
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 
 PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: ClusterProfile
@@ -31,16 +31,16 @@ def _app(type_: str, properties: dict[str, Any], name: str) -> bytes:
 
 def build(type_: str, properties: dict[str, Any], name: str = "c") -> dict[str, Any]:
     """The one object a kind component renders to."""
-    [obj] = render(_app(type_, properties, name), PROFILE).objects
+    [obj] = render(RenderRequest(_app(type_, properties, name), PROFILE)).objects
     return obj
 
 
 def build_yaml(type_: str, properties: dict[str, Any], name: str = "c") -> str:
-    return render(_app(type_, properties, name), PROFILE).manifests.decode()
+    return render(RenderRequest(_app(type_, properties, name), PROFILE)).manifests.decode()
 
 
 def refusal(type_: str, properties: dict[str, Any], name: str = "c") -> str:
     """The message a kind component is refused with."""
     with pytest.raises(CoreError) as caught:
-        render(_app(type_, properties, name), PROFILE)
+        render(RenderRequest(_app(type_, properties, name), PROFILE))
     return caught.value.message

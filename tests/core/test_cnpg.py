@@ -7,7 +7,7 @@ import pytest
 from farm.core import yamlio
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import REFUSAL_REGISTRY, REFUSAL_REPLICA_MAXIMUM, REFUSAL_STORAGE_MAXIMUM, Policy
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 
 PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: ClusterProfile
@@ -27,7 +27,7 @@ def _app(component_type: str, properties: str, name: str = "db") -> bytes:
 
 
 def _objects(component_type: str, properties: str, policy: Policy | None = None) -> list[dict]:
-    rendered = render(_app(component_type, properties), PROFILE, policy=policy or Policy())
+    rendered = render(RenderRequest(_app(component_type, properties), PROFILE), policy=policy or Policy())
     return list(rendered.objects)
 
 
@@ -242,7 +242,7 @@ def test_member_named_like_another_component_is_refused() -> None:
         b"  - name: db-pooler\n    type: cnpg-database\n    properties: {cluster: {name: x}, name: a, owner: o}\n"
     )
     with pytest.raises(CoreError) as caught:
-        render(app, PROFILE)
+        render(RenderRequest(app, PROFILE))
     assert caught.value.message == (
         'component "db": pooler: generates component "db-pooler", which is already the name of component '
         '"db-pooler" (type "cnpg-database") in the document; rename one of them'
@@ -371,7 +371,7 @@ def test_cluster_without_image_is_refused_under_an_allowlist() -> None:
 
 def test_cluster_name_rule() -> None:
     with pytest.raises(CoreError) as caught:
-        render(_app("cnpg-cluster", "storage: {size: 1Gi}", name="db.main"), PROFILE)
+        render(RenderRequest(_app("cnpg-cluster", "storage: {size: 1Gi}", name="db.main"), PROFILE))
     assert caught.value.message.startswith(
         'component "db.main": cnpg-cluster name "db.main": must be a DNS-1035 label of at most 50 characters'
     )

@@ -18,7 +18,7 @@ from farm.core.policy import (
     REFUSAL_UNREADABLE_OBJECT,
     Policy,
 )
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 
 PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: ClusterProfile
@@ -41,7 +41,7 @@ def _app(components: list[dict[str, Any]], name: str = "doc", namespace: str = "
 
 def build(components: list[dict[str, Any]], policy: Policy | None = None, **kw: Any) -> list[dict[str, Any]]:
     kwargs = {"policy": policy} if policy else {}
-    return list(render(_app(components, **kw), PROFILE, **kwargs).objects)
+    return list(render(RenderRequest(_app(components, **kw), PROFILE), **kwargs).objects)
 
 
 def error(components: list[dict[str, Any]], policy: Policy | None = None) -> CoreError:

@@ -13,7 +13,7 @@ import pytest
 from farm.core import yamlio
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import DEFAULT_POLICY, Policy
-from farm.core.render import render
+from farm.core.render import RenderRequest, ValuesLayer, render
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/app.yaml"))
@@ -46,15 +46,15 @@ def _render(case: Path) -> bytes:
     package = case / "kurel.yaml"
     values = case / "values.yaml"
     options = _args(case)
-    return render(
+    request = RenderRequest(
         (case / "app.yaml").read_bytes(),
         (case / "cluster.yaml").read_bytes(),
         package=package.read_bytes() if package.exists() else None,
-        values=values.read_bytes() if values.exists() else None,
+        values=(ValuesLayer("values.yaml", values.read_bytes()),) if values.exists() else (),
         sets=tuple(options["sets"]),
         namespace=options.get("namespace"),
-        policy=_policy(case),
-    ).manifests
+    )
+    return render(request, policy=_policy(case)).manifests
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -15,7 +15,7 @@ from farm.core.errors import CoreError, FieldError, PolicyRefusal, TransformErro
 from farm.core.model import DELIVERY_ANNOTATIONS, BuildContext, ComponentSpec, Generated, TraitSpec
 from farm.core.policy import REFUSAL_EXPLICIT_SECRET, REFUSAL_REPLICA_MAXIMUM, Policy
 from farm.core.registry import TraitApplication, trait_type
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 from farm.core.transform import evaluate_profile
 
 PROFILE = ClusterProfile.model_validate(
@@ -649,7 +649,7 @@ metadata:
 spec: {}
 """
     with pytest.raises(CoreError) as caught:
-        render(APP, profile)
+        render(RenderRequest(APP, profile))
     assert caught.value.message == (
         'component "web" trait "expose": capability "expose" not found in ClusterProfile "bare": '
         "oam: capability key not found in ClusterProfile"

@@ -1,0 +1,166 @@
+"""``RenderRequest``: every input of one render, as one value.
+
+The request is what the catalog builds per target, what a snapshot stores, what a worker fetches
+and what the action key hashes, so a new render input added here can never be left out of any of
+them.
+
+Its **digest** is the sha256 of its *descriptor*: canonical JSON (sorted keys, compact) naming each
+document by its own sha256 next to the small scalar inputs (``--set`` flags, namespace, selection,
+the source names that appear in error messages). Documents are stored once as their own
+content-addressed blobs; the descriptor is the request's blob. A worker that fetches a descriptor
+and the documents it names, each verified against its digest, holds exactly the request that was
+planned (a Merkle tree of two levels, as build systems name an action by its input root).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from hashlib import sha256
+from typing import Any
+
+REQUEST_VERSION = 1
+_DESCRIPTOR_KEYS = {
+    "requestVersion",
+    "app",
+    "package",
+    "values",
+    "clusterProfile",
+    "sets",
+    "namespace",
+    "selection",
+    "sources",
+}
+_SOURCE_KEYS = {"app", "package", "clusterProfile"}
+
+
+class RequestError(ValueError):
+    """A descriptor that is not a render request; the message names the field."""
+
+
+def _digest(data: bytes) -> str:
+    return sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ValuesLayer:
+    """One values file of a request: its name in messages and its bytes. Later layers win."""
+
+    source: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """Every input of one render. Bytes are the documents exactly as the catalog holds them."""
+
+    app: bytes
+    cluster_profile: bytes
+    package: bytes | None = None
+    values: tuple[ValuesLayer, ...] = ()
+    sets: tuple[str, ...] = ()
+    namespace: str | None = None
+    selection: str = ""
+    app_source: str = "app.yaml"
+    cluster_profile_source: str = "cluster.yaml"
+    package_source: str = "kurel.yaml"
+    _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def descriptor(self) -> dict[str, Any]:
+        """The request with every document replaced by its sha256 (what the digest covers)."""
+        return {
+            "requestVersion": REQUEST_VERSION,
+            "app": self._document_digest("app", self.app),
+            "package": self._document_digest("package", self.package) if self.package is not None else None,
+            "values": [{"source": layer.source, "digest": _digest(layer.data)} for layer in self.values],
+            "clusterProfile": self._document_digest("clusterProfile", self.cluster_profile),
+            "sets": list(self.sets),
+            "namespace": self.namespace,
+            "selection": self.selection,
+            "sources": {
+                "app": self.app_source,
+                "package": self.package_source,
+                "clusterProfile": self.cluster_profile_source,
+            },
+        }
+
+    def _document_digest(self, name: str, data: bytes) -> str:
+        known = self._digests.get(name)
+        return known if known is not None else _digest(data)
+
+    @cached_property
+    def descriptor_bytes(self) -> bytes:
+        return json.dumps(
+            self.descriptor(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+
+    @cached_property
+    def digest(self) -> str:
+        return _digest(self.descriptor_bytes)
+
+    def documents(self) -> list[bytes]:
+        """The document blobs the descriptor names, each once."""
+        blobs = [self.app, self.cluster_profile, *(layer.data for layer in self.values)]
+        if self.package is not None:
+            blobs.append(self.package)
+        return blobs
+
+    @staticmethod
+    def with_known_digests(digests: dict[str, str], **fields: Any) -> RenderRequest:
+        """A request whose document digests the caller already computed (a catalog hashes each
+        application and ClusterProfile once, not once per target). ``digests`` keys: ``app``,
+        ``package``, ``clusterProfile``; they must be the sha256 of the bytes given."""
+        return RenderRequest(**fields, _digests=dict(digests))
+
+
+def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRequest:
+    """The request a descriptor names, its documents read through ``fetch(digest)``.
+
+    ``fetch`` must return the bytes of that digest (an object store verifies what it reads); the
+    digests are checked here again so a request is never built from bytes it does not name.
+    """
+    try:
+        raw = json.loads(descriptor)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(f"render request: not JSON ({exc})") from None
+    if not isinstance(raw, dict) or set(raw) != _DESCRIPTOR_KEYS:
+        got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
+        raise RequestError(f"render request: expected the fields {sorted(_DESCRIPTOR_KEYS)}, got {got}")
+    if raw["requestVersion"] != REQUEST_VERSION:
+        raise RequestError(
+            f"render request: requestVersion {raw['requestVersion']!r} is not {REQUEST_VERSION}"
+        )
+    sources = raw["sources"]
+    if not isinstance(sources, dict) or set(sources) != _SOURCE_KEYS:
+        raise RequestError("render request: sources must name app, package and clusterProfile")
+
+    def document(name: str, digest: Any) -> bytes:
+        if not isinstance(digest, str):
+            raise RequestError(f"render request: {name} must be a digest")
+        data = fetch(digest)
+        if _digest(data) != digest:
+            raise RequestError(f"render request: {name} document does not match its digest {digest}")
+        return data
+
+    layers = []
+    for index, layer in enumerate(raw["values"] if isinstance(raw["values"], list) else [None]):
+        if not isinstance(layer, dict) or set(layer) != {"source", "digest"}:
+            raise RequestError(f"render request: values[{index}] must hold source and digest")
+        layers.append(ValuesLayer(str(layer["source"]), document(f"values[{index}]", layer["digest"])))
+    request = RenderRequest(
+        app=document("app", raw["app"]),
+        cluster_profile=document("clusterProfile", raw["clusterProfile"]),
+        package=document("package", raw["package"]) if raw["package"] is not None else None,
+        values=tuple(layers),
+        sets=tuple(str(entry) for entry in raw["sets"]),
+        namespace=raw["namespace"],
+        selection=str(raw["selection"]),
+        app_source=str(sources["app"]),
+        cluster_profile_source=str(sources["clusterProfile"]),
+        package_source=str(sources["package"]),
+    )
+    if request.descriptor_bytes != descriptor:
+        raise RequestError("render request: the descriptor is not in canonical form")
+    return request
