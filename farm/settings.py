@@ -18,6 +18,7 @@ Variables:
 - ``FARM_CELERY_QUEUE``: the Celery queue jobs are sent to and workers consume (default ``farm``);
   a separate name isolates one set of workers (a test run, a team) on a shared broker.
 - ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
+- ``FARM_BATCH_SIZE``: targets per job, at most (default 50: see the README's measurement).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "FARM_"
@@ -50,6 +51,7 @@ class FarmSettings(BaseSettings):
     broker_url: str | None = None
     celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
+    batch_size: int = Field(default=50, ge=1, le=10_000)
 
     @model_validator(mode="before")
     @classmethod

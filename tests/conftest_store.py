@@ -25,19 +25,30 @@ import boto3
 import pytest
 import typer
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from farm.evidence.canonical import digest_of, sha256_hex
+from farm.evidence.canonical import canonical_json, digest_of, sha256_hex
 from farm.evidence.keys import Signer, TrustedSigners, generate_key_pair, load_signer, signer_from_private_key
 from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
+from farm.evidence.signing import SignedOutput, sign_output
+from farm.scheduler.planner import batch_key
 from farm.store import migrate
 from farm.store.db import create_farm_engine, make_session_factory
-from farm.store.models import CatalogSnapshot, FleetRun, JobState, RenderJob
+from farm.store.models import (
+    CatalogSnapshot,
+    EvidenceRecord,
+    FleetRun,
+    JobState,
+    RenderJob,
+    RenderTarget,
+    new_id,
+    utcnow,
+)
 from farm.store.objects import LocalObjectStore, ObjectStore, S3ObjectStore
-from farm.store.outputs import OutputRecord, store_output
-from farm.store.repository import claim_job, finish_job
+from farm.store.outputs import put_signed, record_outputs
+from farm.store.runs import TargetResult, claim_job, finish_job
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "FARM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -279,9 +290,15 @@ def trusted(signer: Signer) -> TrustedSigners:
 # ---------------------------------------------------------------------------------------------
 
 
+REQUEST_BLOBS: dict[str, bytes] = {}  # request digest → the blob it names, for make_inputs' requests
+
+
 def make_inputs(application: str = "web", profile: str = "prod", selection: str = "") -> RenderInputs:
+    request = canonical_json({"request": [application, profile, selection]})
+    REQUEST_BLOBS[sha256_hex(request)] = request
     return RenderInputs(
         core_version=CORE_VERSION,
+        request_digest=sha256_hex(request),
         application_digest=digest_of({"application": application}),
         values_digest=digest_of({"values": application}),
         cluster_profile_digest=digest_of({"clusterProfile": profile}),
@@ -289,9 +306,19 @@ def make_inputs(application: str = "web", profile: str = "prod", selection: str 
     )
 
 
+@dataclass(frozen=True)
+class OutputRecord:
+    """What one stored render left behind, for the tests to look at."""
+
+    output_digest: str
+    envelope_digest: str
+    action_key: str
+    evidence_id: int
+
+
 @dataclass
 class Fleet:
-    """Builds rows the way the scheduler and workers will, through the public store functions."""
+    """Builds rows the way the scheduler and workers do, through the public store functions."""
 
     sessions: sessionmaker[Session]
     objects: ObjectStore
@@ -304,31 +331,55 @@ class Fleet:
 
     def new_run(self) -> str:
         with self.sessions.begin() as session:
-            run = FleetRun(snapshot_digest=self.snapshot, core_version=CORE_VERSION)
+            run = FleetRun(snapshot_digest=self.snapshot, core_version=CORE_VERSION, state="running")
             session.add(run)
             session.flush()
             return run.id
 
-    def new_job(
-        self, run_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"
-    ) -> str:
+    def new_job(self, run_id: str, *targets: tuple[RenderInputs, str, str]) -> tuple[str, list[str]]:
+        """A queued job of (inputs, application, profile) targets; its id and its target ids."""
+        job_id, target_ids = new_id(), [new_id() for _ in targets]
+        keys = [action_key(inputs) for inputs, _, _ in targets]
+        for inputs, _, _ in targets:  # the blob each request digest names
+            self.objects.put(REQUEST_BLOBS[inputs.request_digest])
         with self.sessions.begin() as session:
-            job = RenderJob(
-                run_id=run_id,
-                application=application,
-                cluster_profile=profile,
-                selection=inputs.selection,
-                action_key=action_key(inputs),
-                state=JobState.QUEUED.value,
+            session.add(
+                RenderJob(
+                    id=job_id,
+                    run_id=run_id,
+                    application=targets[0][1],
+                    batch_key=batch_key(keys),
+                    target_count=len(targets),
+                    state=JobState.QUEUED.value,
+                    queued_at=utcnow(),
+                )
             )
-            session.add(job)
             session.flush()
-            return job.id
+            for target_id, (inputs, application, profile), key in zip(target_ids, targets, keys, strict=True):
+                session.add(
+                    RenderTarget(
+                        id=target_id,
+                        run_id=run_id,
+                        job_id=job_id,
+                        application=application,
+                        cluster_profile=profile,
+                        selection=inputs.selection,
+                        request_digest=inputs.request_digest,
+                        action_key=key,
+                        state=JobState.QUEUED.value,
+                    )
+                )
+        return job_id, target_ids
 
     def provenance(
-        self, job_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"
+        self, target_id: str, inputs: RenderInputs, application: str = "web", profile: str = "prod"
     ) -> RenderProvenance:
-        return RenderProvenance(inputs, application, profile, self.snapshot, job_id)
+        return RenderProvenance(inputs, application, profile, self.snapshot, target_id)
+
+    def sign(
+        self, manifests: bytes, target_id: str, inputs: RenderInputs, application: str, profile: str
+    ) -> SignedOutput:
+        return sign_output(self.signer, manifests, self.provenance(target_id, inputs, application, profile))
 
     def render(
         self,
@@ -339,28 +390,23 @@ class Fleet:
         run_id: str | None = None,
         signer: Signer | None = None,
     ) -> tuple[str, str, OutputRecord]:
-        """Plan, claim, store and finish one job; returns (run id, job id, record)."""
+        """Plan, claim, store and finish a one-target job; returns (run id, target id, record)."""
         run_id = run_id or self.new_run()
         inputs = make_inputs(application, profile)
-        job_id = self.new_job(run_id, inputs, application, profile)
+        job_id, [target_id] = self.new_job(run_id, (inputs, application, profile))
+        signer = signer or self.signer
+        signed = sign_output(signer, manifests, self.provenance(target_id, inputs, application, profile))
+        put_signed(self.objects, [signed])
         with self.sessions.begin() as session:
-            assert claim_job(session, job_id, worker="worker-1")
-            record = store_output(
-                session,
-                self.objects,
-                signer or self.signer,
-                manifests=manifests,
-                action_key=action_key(inputs),
-                provenance=self.provenance(job_id, inputs, application, profile),
+            assert claim_job(session, job_id, worker="worker-1") is not None
+            assert record_outputs(session, signer, [signed]) == {}
+            result = TargetResult(target_id, JobState.SUCCEEDED, output_digest=signed.output_digest)
+            assert finish_job(session, job_id, worker="worker-1", results=[result])
+            evidence_id = session.scalar(
+                select(EvidenceRecord.id).where(EvidenceRecord.envelope_digest == signed.envelope_digest)
             )
-            finish_job(
-                session,
-                job_id,
-                worker="worker-1",
-                state=JobState.SUCCEEDED,
-                output_digest=record.output_digest,
-            )
-        return run_id, job_id, record
+        record = OutputRecord(signed.output_digest, signed.envelope_digest, signed.action_key, evidence_id)
+        return run_id, target_id, record
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import re
 import pytest
 from conftest_store import make_inputs
 
+from farm.core.request import RenderRequest, ValuesLayer
 from farm.evidence.canonical import digest_of, sha256_hex
 from farm.evidence.dsse import sign_envelope
 from farm.evidence.errors import EvidenceError
@@ -19,7 +20,9 @@ from farm.evidence.provenance import (
     RenderProvenance,
     action_key,
     build_render_provenance,
+    inputs_of,
     parse_render_provenance,
+    request_action_key,
 )
 from farm.evidence.statement import parse_statement
 from farm.evidence.verify import verify_render_evidence
@@ -32,18 +35,43 @@ def _provenance(inputs: RenderInputs | None = None, job_id: str = "job-1") -> Re
     return RenderProvenance(inputs or make_inputs(selection="tier=gold"), "web", "prod", SNAPSHOT, job_id)
 
 
-def test_action_key_is_stable_and_covers_every_input() -> None:
+def test_action_key_is_the_core_version_and_the_request_digest() -> None:
     inputs = make_inputs()
     assert action_key(inputs) == action_key(make_inputs())
     variants = [
         dataclasses.replace(inputs, core_version="other"),
-        dataclasses.replace(inputs, application_digest=sha256_hex(b"a")),
-        dataclasses.replace(inputs, values_digest=sha256_hex(b"v")),
-        dataclasses.replace(inputs, cluster_profile_digest=sha256_hex(b"c")),
-        dataclasses.replace(inputs, selection="tier=gold"),
+        dataclasses.replace(inputs, request_digest=sha256_hex(b"another request")),
     ]
     keys = {action_key(variant) for variant in variants}
     assert len(keys) == len(variants) and action_key(inputs) not in keys
+    # the per-document digests are recorded for people; the request digest already covers them
+    assert action_key(dataclasses.replace(inputs, values_digest=sha256_hex(b"v"))) == action_key(inputs)
+
+
+REQUEST = RenderRequest(b"app: 1\n", b"cluster: 1\n", package=b"kurel: 1\n")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"app": b"app: 2\n"},
+        {"cluster_profile": b"cluster: 2\n"},
+        {"package": None},
+        {"values": (ValuesLayer("values.yaml", b"replicas: 2\n"),)},
+        {"values": (ValuesLayer("other.yaml", b""),)},
+        {"sets": ("replicas=3",)},
+        {"namespace": "shop"},
+        {"selection": "ingress=gateway"},
+        {"app_source": "web/app.yaml"},
+        {"cluster_profile_source": "prod.yaml"},
+        {"package_source": "web/kurel.yaml"},
+    ],
+    ids=lambda change: next(iter(change)),
+)
+def test_every_field_of_the_render_request_changes_the_action_key(change: dict) -> None:
+    changed = dataclasses.replace(REQUEST, **change)
+    assert request_action_key("core", changed.digest) != request_action_key("core", REQUEST.digest)
+    assert inputs_of(changed, "core").request_digest == changed.digest
 
 
 def test_job_and_snapshot_are_not_part_of_the_action_key() -> None:
@@ -62,6 +90,7 @@ def test_statement_records_subject_action_key_and_every_input() -> None:
     dependencies = {d["name"]: d["digest"]["sha256"] for d in build["resolvedDependencies"]}
     inputs = provenance.inputs
     assert dependencies == {
+        "renderRequest": inputs.request_digest,
         "application": inputs.application_digest,
         "values": inputs.values_digest,
         "resolvedClusterProfile": inputs.cluster_profile_digest,

@@ -1,8 +1,10 @@
-"""Rows, constraints and the conditional-UPDATE job claim, on SQLite and PostgreSQL."""
+"""Rows, constraints and the job state machine (claim, finish, release, reconcile, finalise), on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from conftest_store import Fleet, make_inputs
@@ -11,16 +13,30 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from farm.evidence.provenance import action_key
-from farm.store.models import EvidenceRecord, JobState, RenderJob, Signer
-from farm.store.repository import (
-    ClaimedJob,
+from farm.store.models import (
+    EvidenceRecord,
+    FailedAction,
+    FleetRun,
+    JobState,
+    RenderJob,
+    RenderTarget,
+    Signer,
+    utcnow,
+)
+from farm.store.outputs import record_failures
+from farm.store.repository import insert_ignoring_conflict, sync_signer_trust
+from farm.store.runs import (
+    TargetResult,
+    cached_failures,
+    cached_outputs,
     claim_job,
-    claim_job_returning,
+    finalize_run,
     finish_job,
-    insert_ignoring_conflict,
     jobs_of_run,
     queue_jobs,
-    sync_signer_trust,
+    release_job,
+    requeue_stale_jobs,
+    target_counts,
 )
 
 
@@ -31,104 +47,126 @@ def _job(sessions: sessionmaker[Session], job_id: str) -> RenderJob:
         return job
 
 
+def _target(sessions: sessionmaker[Session], target_id: str) -> RenderTarget:
+    with sessions() as session:
+        target = session.get(RenderTarget, target_id)
+        assert target is not None
+        return target
+
+
+def _two_target_job(fleet: Fleet, run_id: str | None = None) -> tuple[str, str, list[str]]:
+    run_id = run_id or fleet.new_run()
+    job_id, targets = fleet.new_job(
+        run_id, (make_inputs("web", "prod"), "web", "prod"), (make_inputs("web", "stage"), "web", "stage")
+    )
+    return run_id, job_id, targets
+
+
 def test_claim_moves_a_queued_job_to_running_once(fleet: Fleet) -> None:
-    job_id = fleet.new_job(fleet.new_run(), make_inputs())
+    _, job_id, _ = _two_target_job(fleet)
     with fleet.sessions.begin() as session:
-        assert claim_job(session, job_id, worker="w1")
+        assert claim_job(session, job_id, worker="w1") is not None
     with fleet.sessions.begin() as session:
-        assert not claim_job(session, job_id, worker="w2")
+        assert claim_job(session, job_id, worker="w2") is None
     job = _job(fleet.sessions, job_id)
     assert (job.state, job.claimed_by, job.attempts) == ("running", "w1", 1)
     assert job.started_at is not None
 
 
-def test_the_claim_returns_what_the_worker_needs(fleet: Fleet) -> None:
-    _, _, record = fleet.render(b"kind: ConfigMap\n")  # caches the key of make_inputs()
-    run_id = fleet.new_run()
-    cached = fleet.new_job(run_id, make_inputs())
-    fresh = fleet.new_job(run_id, make_inputs("api"), application="api")
+def test_the_claim_returns_the_open_targets_with_what_the_caches_hold(fleet: Fleet) -> None:
+    _, _, record = fleet.render(b"kind: ConfigMap\n", profile="prod")  # caches web/prod's key
     with fleet.sessions.begin() as session:
-        claimed_fresh = claim_job_returning(session, fresh, worker="w1")
-        claimed_cached = claim_job_returning(session, cached, worker="w1")
-        assert claim_job_returning(session, fresh, worker="w2") is None
-    assert claimed_fresh == ClaimedJob(
-        id=fresh,
-        run_id=run_id,
-        application="api",
-        cluster_profile="prod",
-        selection="",
-        action_key=action_key(make_inputs("api")),
-        snapshot_digest=fleet.snapshot,
-        manifest_digest=None,
-        cached_output_digest=None,
+        record_failures(session, [(action_key(make_inputs("web", "stage")), "invalid_document", "bad")])
+    run_id, job_id, (prod, stage) = _two_target_job(fleet)
+    with fleet.sessions.begin() as session:
+        claimed = claim_job(session, job_id, worker="w1")
+    assert claimed is not None
+    assert (claimed.id, claimed.run_id, claimed.application, claimed.snapshot_digest) == (
+        job_id,
+        run_id,
+        "web",
+        fleet.snapshot,
     )
-    assert claimed_cached is not None
-    assert (claimed_cached.action_key, claimed_cached.cached_output_digest) == (
-        action_key(make_inputs()),
-        record.output_digest,
+    by_id = {target.id: target for target in claimed.targets}
+    assert set(by_id) == {prod, stage}
+    assert by_id[prod].cached_output == record.output_digest and by_id[prod].cached_failure is None
+    assert by_id[stage].cached_output is None
+    assert (
+        by_id[stage].cached_failure is not None
+        and by_id[stage].cached_failure.error_code == "invalid_document"
     )
+    assert by_id[stage].action_key == action_key(make_inputs("web", "stage"))
 
 
-def test_a_retry_counts_the_attempt(fleet: Fleet) -> None:
-    job_id = fleet.new_job(fleet.new_run(), make_inputs())
-    with fleet.sessions.begin() as session:
-        assert claim_job(session, job_id, worker="w1")
-        assert finish_job(session, job_id, worker="w1", state=JobState.FAILED, error_code="render.crash")
-    with fleet.sessions.begin() as session:
-        assert claim_job(session, job_id, worker="w2", from_states=[JobState.FAILED])
-    job = _job(fleet.sessions, job_id)
-    assert (job.attempts, job.claimed_by, job.error_code) == (2, "w2", None)
-
-
-def test_only_the_claimer_can_finish(fleet: Fleet) -> None:
-    job_id = fleet.new_job(fleet.new_run(), make_inputs())
+def test_finishing_records_every_target_of_the_batch_in_one_go(fleet: Fleet) -> None:
+    run_id, job_id, (prod, stage) = _two_target_job(fleet)
     with fleet.sessions.begin() as session:
         claim_job(session, job_id, worker="w1")
-        assert not finish_job(session, job_id, worker="intruder", state=JobState.SUCCEEDED)
-        assert finish_job(
-            session, job_id, worker="w1", state=JobState.FAILED, error_code="x.y", error_message="boom"
-        )
-        assert not finish_job(session, job_id, worker="w1", state=JobState.SUCCEEDED)  # already final
-    job = _job(fleet.sessions, job_id)
-    assert (job.state, job.error_code, job.error_message) == ("failed", "x.y", "boom")
-    assert job.finished_at is not None
-
-
-def test_finish_refuses_non_final_states_and_failures_without_a_code(fleet: Fleet) -> None:
+        results = [
+            TargetResult(prod, JobState.FAILED, error_code="invalid_document", error_message="boom"),
+            TargetResult(stage, JobState.CACHED, output_digest=None, error_code="x", error_message="cached"),
+        ]
+        assert finish_job(session, job_id, worker="w1", results=results)
+    assert _job(fleet.sessions, job_id).state == "succeeded"
+    failed = _target(fleet.sessions, prod)
+    assert (failed.state, failed.error_code, failed.error_message) == ("failed", "invalid_document", "boom")
+    assert failed.finished_at is not None
     with fleet.sessions() as session:
-        with pytest.raises(ValueError, match="state"):
-            finish_job(session, "x", worker="w", state=JobState.RUNNING)
-        with pytest.raises(ValueError, match="error_code"):
-            finish_job(session, "x", worker="w", state=JobState.FAILED)
+        assert target_counts(session, run_id) == {"failed": 1, "cached_failure": 1}
+
+
+def test_only_the_claimer_can_finish_and_a_lost_claim_records_nothing(fleet: Fleet) -> None:
+    _, job_id, (prod, _) = _two_target_job(fleet)
+    with fleet.sessions.begin() as session:
+        claim_job(session, job_id, worker="w1")
+        result = [TargetResult(prod, JobState.SUCCEEDED)]
+        assert not finish_job(session, job_id, worker="intruder", results=result)
+        assert finish_job(session, job_id, worker="w1", results=[])
+        assert not finish_job(session, job_id, worker="w1", results=result)  # already final
+    assert _target(fleet.sessions, prod).state == "queued"
+
+
+def test_target_results_refuse_open_states_and_failures_without_a_code() -> None:
+    with pytest.raises(ValueError, match="state"):
+        TargetResult("t", JobState.RUNNING)
+    with pytest.raises(ValueError, match="error_code"):
+        TargetResult("t", JobState.FAILED)
+
+
+def test_a_released_job_is_claimable_again_and_counts_the_attempt(fleet: Fleet) -> None:
+    _, job_id, _ = _two_target_job(fleet)
+    with fleet.sessions.begin() as session:
+        claim_job(session, job_id, worker="w1")
+        assert not release_job(session, job_id, worker="w2")
+        assert release_job(session, job_id, worker="w1", error="OperationalError: gone")
+    with fleet.sessions.begin() as session:
+        assert claim_job(session, job_id, worker="w2") is not None
+    job = _job(fleet.sessions, job_id)
+    assert (job.attempts, job.claimed_by, job.error_message) == (2, "w2", None)
 
 
 def test_planned_jobs_are_not_claimable_until_queued(fleet: Fleet) -> None:
-    run_id = fleet.new_run()
-    job_id = fleet.new_job(run_id, make_inputs())
+    run_id, job_id, _ = _two_target_job(fleet)
     with fleet.sessions.begin() as session:
         session.execute(update(RenderJob).values(state="planned"))
     with fleet.sessions.begin() as session:
-        assert not claim_job(session, job_id, worker="w1")
+        assert claim_job(session, job_id, worker="w1") is None
         assert queue_jobs(session, [job_id]) == 1
         assert queue_jobs(session, [job_id]) == 0
-        assert claim_job(session, job_id, worker="w1")
-    assert [job.id for job in _jobs(fleet.sessions, run_id)] == [job_id]
-
-
-def _jobs(sessions: sessionmaker[Session], run_id: str) -> list[RenderJob]:
-    with sessions() as session:
-        return jobs_of_run(session, run_id)
+        assert claim_job(session, job_id, worker="w1") is not None
+    with fleet.sessions() as session:
+        assert [job.id for job in jobs_of_run(session, run_id)] == [job_id]
 
 
 def test_concurrent_claims_have_exactly_one_winner(fleet: Fleet) -> None:
-    job_id = fleet.new_job(fleet.new_run(), make_inputs())
+    _, job_id, _ = _two_target_job(fleet)
     results: list[bool] = []
     barrier = threading.Barrier(4)
 
     def contender(name: str) -> None:
         with fleet.sessions() as session:
             barrier.wait()
-            won = claim_job(session, job_id, worker=name)
+            won = claim_job(session, job_id, worker=name) is not None
             session.commit()
             results.append(won)
 
@@ -141,23 +179,77 @@ def test_concurrent_claims_have_exactly_one_winner(fleet: Fleet) -> None:
     assert _job(fleet.sessions, job_id).attempts == 1
 
 
-def test_one_job_per_target_and_run(fleet: Fleet) -> None:
+def test_the_reconciler_requeues_jobs_stuck_running_or_queued_past_the_timeout(fleet: Fleet) -> None:
     run_id = fleet.new_run()
-    fleet.new_job(run_id, make_inputs())
+    _, running, _ = _two_target_job(fleet, run_id)
+    waiting, _ = fleet.new_job(run_id, (make_inputs("api"), "api", "prod"))
+    with fleet.sessions.begin() as session:
+        claim_job(session, running, worker="dead-worker")
+    with fleet.sessions.begin() as session:
+        assert requeue_stale_jobs(session, utcnow() - timedelta(minutes=5)) == []
+    later = utcnow() + timedelta(minutes=10)
+    with fleet.sessions.begin() as session:
+        sent = requeue_stale_jobs(session, later)
+    assert {job_id for job_id, _ in sent} == {running, waiting}
+    assert (
+        _job(fleet.sessions, running).state == "queued" and _job(fleet.sessions, running).claimed_by is None
+    )
+    with fleet.sessions.begin() as session:  # just sent: the next pass waits a full timeout again
+        assert requeue_stale_jobs(session, utcnow() - timedelta(minutes=5)) == []
+
+
+def test_a_run_finishes_only_when_no_job_is_open_and_says_whether_a_target_failed(fleet: Fleet) -> None:
+    run_id, job_id, (prod, stage) = _two_target_job(fleet)
+    with fleet.sessions.begin() as session:
+        assert not finalize_run(session, run_id)
+        claim_job(session, job_id, worker="w1")
+        results = [
+            TargetResult(prod, JobState.SUCCEEDED),
+            TargetResult(stage, JobState.FAILED, error_code="invalid_document"),
+        ]
+        finish_job(session, job_id, worker="w1", results=results)
+        assert finalize_run(session, run_id)
+        assert not finalize_run(session, run_id)  # idempotent
+    with fleet.sessions() as session:
+        run = session.get(FleetRun, run_id)
+        assert run is not None and (run.state, run.finished_at is not None) == (
+            "completed_with_failures",
+            True,
+        )
+
+
+def test_cache_look_ups_answer_many_keys_at_once(fleet: Fleet) -> None:
+    outputs = [fleet.render(f"kind: K{i}\n".encode(), application=f"app{i}")[2] for i in range(3)]
+    missing = action_key(make_inputs("nobody"))
+    with fleet.sessions.begin() as session:
+        record_failures(session, [(missing, "invalid_document", "bad"), (missing, "other", "ignored")])
+    keys = [record.action_key for record in outputs] + [missing]
+    with fleet.sessions() as session:
+        assert cached_outputs(session, keys) == {r.action_key: r.output_digest for r in outputs}
+        failures = cached_failures(session, keys)
+        assert list(failures) == [missing] and failures[missing].error_code == "invalid_document"
+        assert session.scalar(select(FailedAction.error_message)) == "bad"  # first recording kept
+
+
+def test_one_target_per_application_cluster_and_run(fleet: Fleet) -> None:
+    run_id = fleet.new_run()
+    fleet.new_job(run_id, (make_inputs(), "web", "prod"))
     with pytest.raises(IntegrityError):
-        fleet.new_job(run_id, make_inputs())
+        fleet.new_job(run_id, (make_inputs(), "web", "prod"))
 
 
-def test_job_state_is_constrained(fleet: Fleet) -> None:
-    job_id = fleet.new_job(fleet.new_run(), make_inputs())
+def test_job_and_target_states_are_constrained(fleet: Fleet) -> None:
+    _, job_id, (prod, _) = _two_target_job(fleet)
     with pytest.raises(IntegrityError), fleet.sessions.begin() as session:
         session.execute(update(RenderJob).where(RenderJob.id == job_id).values(state="exploded"))
+    with pytest.raises(IntegrityError), fleet.sessions.begin() as session:
+        session.execute(update(RenderTarget).where(RenderTarget.id == prod).values(state="exploded"))
 
 
 def test_foreign_keys_are_enforced(fleet: Fleet) -> None:
     with pytest.raises(IntegrityError), fleet.sessions.begin() as session:
         session.add(
-            RenderJob(
+            RenderTarget(
                 run_id="no-such-run",
                 application="a",
                 cluster_profile="p",

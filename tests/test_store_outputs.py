@@ -1,14 +1,12 @@
-"""store_output: blobs first, then rows; idempotent; a crash leaves only sweepable blobs."""
+"""put_signed then record_outputs: blobs first, then rows; idempotent; a crash leaves only sweepable blobs."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-import pytest
 import typer
 from conftest_store import Fleet, make_inputs
 from sqlalchemy import func, select
@@ -18,12 +16,12 @@ from typer.testing import CliRunner
 from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners
-from farm.evidence.provenance import action_key
+from farm.evidence.signing import SignedOutput
 from farm.evidence.statement import parse_statement
 from farm.store import audit
-from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderJob, RenderOutput
+from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderOutput, RenderTarget
 from farm.store.objects import S3ObjectStore
-from farm.store.outputs import NondeterministicOutputError, OutputRecord, sign_and_put, store_output
+from farm.store.outputs import NondeterministicOutputError, put_signed, record_outputs
 from farm.store.repository import cached_output
 
 MANIFESTS = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
@@ -34,8 +32,8 @@ def _count(sessions: sessionmaker[Session], model: type) -> int:
         return session.scalar(select(func.count()).select_from(model)) or 0
 
 
-def test_store_output_writes_blobs_rows_and_signed_provenance(fleet: Fleet, trusted: TrustedSigners) -> None:
-    _, job_id, record = fleet.render(MANIFESTS)
+def test_a_stored_output_has_blobs_rows_and_signed_provenance(fleet: Fleet, trusted: TrustedSigners) -> None:
+    _, target_id, record = fleet.render(MANIFESTS)
     assert record.output_digest == sha256_hex(MANIFESTS)
     assert fleet.objects.get(record.output_digest) == MANIFESTS
     envelope = parse_envelope(fleet.objects.get(record.envelope_digest))
@@ -46,35 +44,31 @@ def test_store_output_writes_blobs_rows_and_signed_provenance(fleet: Fleet, trus
         assert entry is not None and entry.output_digest == record.output_digest
         evidence = session.get(EvidenceRecord, record.evidence_id)
         assert evidence is not None
-        assert (evidence.job_id, evidence.signer_keyid, evidence.envelope_digest) == (
-            job_id,
+        assert (evidence.target_id, evidence.signer_keyid, evidence.envelope_digest) == (
+            target_id,
             fleet.signer.keyid,
             record.envelope_digest,
         )
-        job = session.get(RenderJob, job_id)
-        assert job is not None and (job.state, job.output_digest) == ("succeeded", record.output_digest)
+        target = session.get(RenderTarget, target_id)
+        assert target is not None and (target.state, target.output_digest) == (
+            "succeeded",
+            record.output_digest,
+        )
         assert audit.verify_output(session, fleet.objects, trusted, record.output_digest) == []
 
 
-def test_storing_the_same_action_key_again_is_a_no_op(fleet: Fleet) -> None:
-    run_id, first_job, first = fleet.render(MANIFESTS)
-    inputs = make_inputs()
+def _record(fleet: Fleet, signed: SignedOutput) -> dict[str, NondeterministicOutputError]:
+    put_signed(fleet.objects, [signed])
     with fleet.sessions.begin() as session:
-        again = store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS,
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(first_job, inputs),
-        )
-    assert again.reused and (again.output_digest, again.evidence_id) == (
-        first.output_digest,
-        first.evidence_id,
-    )
-    assert again.envelope_digest == first.envelope_digest
-    assert (_count(fleet.sessions, RenderOutput), _count(fleet.sessions, EvidenceRecord)) == (1, 1)
-    assert len(list(fleet.objects.list_blobs())) == 2
+        return record_outputs(session, fleet.signer, [signed])
+
+
+def test_recording_the_same_output_again_writes_no_new_row(fleet: Fleet) -> None:
+    _, target_id, first = fleet.render(MANIFESTS)
+    assert _record(fleet, fleet.sign(MANIFESTS, target_id, make_inputs(), "web", "prod")) == {}
+    counts = [_count(fleet.sessions, model) for model in (RenderOutput, EvidenceRecord, ActionCacheEntry)]
+    assert counts == [1, 1, 1]
+    assert len(list(fleet.objects.list_blobs())) == 3  # output, envelope, the request
 
 
 def test_two_action_keys_with_identical_bytes_share_one_output(fleet: Fleet) -> None:
@@ -87,47 +81,41 @@ def test_two_action_keys_with_identical_bytes_share_one_output(fleet: Fleet) -> 
 
 
 def test_different_bytes_for_one_action_key_is_a_determinism_violation(fleet: Fleet) -> None:
-    _, job_id, first = fleet.render(MANIFESTS)
-    inputs = make_inputs()
-    with (
-        pytest.raises(NondeterministicOutputError, match=first.output_digest),
-        fleet.sessions.begin() as session,
-    ):
-        store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS + b"# drift\n",
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(job_id, inputs),
-        )
+    _, target_id, first = fleet.render(MANIFESTS)
+    drifted = fleet.sign(MANIFESTS + b"# drift\n", target_id, make_inputs(), "web", "prod")
+    refused = _record(fleet, drifted)
+    assert list(refused) == [first.action_key] and first.output_digest in str(refused[first.action_key])
     assert _count(fleet.sessions, RenderOutput) == 1
+    assert _count(fleet.sessions, EvidenceRecord) == 1  # the drifted output is not vouched for
 
 
-def test_an_action_key_that_is_not_the_inputs_key_writes_nothing(fleet: Fleet) -> None:
-    inputs = make_inputs()
-    job_id = fleet.new_job(fleet.new_run(), inputs)
-    with pytest.raises(ValueError, match="action_key"), fleet.sessions.begin() as session:
-        store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS,
-            action_key=action_key(dataclasses.replace(inputs, selection="tier=gold")),
-            provenance=fleet.provenance(job_id, inputs),
-        )
-    assert list(fleet.objects.list_blobs()) == []
-    assert _count(fleet.sessions, RenderOutput) == 0
+def test_a_batch_records_many_outputs_in_one_transaction(fleet: Fleet, trusted: TrustedSigners) -> None:
+    run_id = fleet.new_run()
+    targets = [(make_inputs("web", f"c{i}"), "web", f"c{i}") for i in range(20)]
+    _, target_ids = fleet.new_job(run_id, *targets)
+    signed = [
+        fleet.sign(f"kind: K{i}\n".encode(), target_id, inputs, app, cluster)
+        for i, (target_id, (inputs, app, cluster)) in enumerate(zip(target_ids, targets, strict=True))
+    ]
+    put_signed(fleet.objects, signed)
+    with fleet.sessions.begin() as session:
+        assert record_outputs(session, fleet.signer, signed) == {}
+    assert [_count(fleet.sessions, model) for model in (RenderOutput, EvidenceRecord, ActionCacheEntry)] == [
+        20
+    ] * 3
+    with fleet.sessions() as session:
+        assert audit.verify_outputs(session, fleet.objects, trusted, [o.output_digest for o in signed]) == []
 
 
-def test_store_output_on_s3(
+def test_outputs_on_s3(
     sessions: sessionmaker[Session], s3_store: S3ObjectStore, signer: Signer, trusted: TrustedSigners
 ) -> None:
     fleet = Fleet(sessions, s3_store, signer)
     _, _, record = fleet.render(MANIFESTS)
     with sessions() as session:
         assert audit.verify_output(session, s3_store, trusted, record.output_digest) == []
-    assert {blob.digest for blob in s3_store.list_blobs()} == {record.output_digest, record.envelope_digest}
+    stored = {blob.digest for blob in s3_store.list_blobs()}
+    assert stored == {record.output_digest, record.envelope_digest, make_inputs().request_digest}
 
 
 # --- a crash between the blob writes and the row writes ---------------------------------------
@@ -136,19 +124,19 @@ CRASHING_WORKER = """
 import os, sys
 from pathlib import Path
 from farm.evidence.keys import load_signer
-from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
+from farm.evidence.provenance import RenderInputs, RenderProvenance
+from farm.evidence.signing import sign_output
 from farm.store.db import create_farm_engine, make_session_factory
 from farm.store.objects import LocalObjectStore
-from farm.store.outputs import store_output
+from farm.store.outputs import put_signed, record_outputs
 
 url, objects, key, snapshot, digest = sys.argv[1:6]
-inputs = RenderInputs("crash-core", digest, digest, digest, "")
+inputs = RenderInputs("crash-core", digest, digest, digest, digest, "")
+signer = load_signer(Path(key))
+signed = sign_output(signer, b"kind: Crash\\n", RenderProvenance(inputs, "crash", "prod", snapshot, ""))
+put_signed(LocalObjectStore(Path(objects)), [signed])
 session = make_session_factory(create_farm_engine(url))()
-store_output(
-    session, LocalObjectStore(Path(objects)), load_signer(Path(key)),
-    manifests=b"kind: Crash\\n", action_key=action_key(inputs),
-    provenance=RenderProvenance(inputs, "crash", "prod", snapshot, ""),
-)
+record_outputs(session, signer, [signed])
 sys.stdout.flush()
 os._exit(17)  # the worker dies after the blobs are written and before the commit
 """
@@ -174,7 +162,7 @@ def test_a_crash_before_commit_leaves_blobs_without_rows_never_rows_without_blob
     assert _count(cli_fleet.sessions, RenderOutput) == 1
     assert _count(cli_fleet.sessions, EvidenceRecord) == 1
     stored = {blob.digest for blob in cli_fleet.objects.list_blobs()}
-    orphans = stored - {kept.output_digest, kept.envelope_digest}
+    orphans = stored - {kept.output_digest, kept.envelope_digest, make_inputs().request_digest}
     assert sha256_hex(b"kind: Crash\n") in orphans and len(orphans) == 2
 
     report = CliRunner().invoke(storage_cli, ["gc", "--dry-run", "--grace-seconds", "0"], env=farm_env)
@@ -223,6 +211,7 @@ def test_sweep_counts_every_blob_reference_column(fleet: Fleet) -> None:
     assert references == {
         record.output_digest: ["render_outputs.digest"],
         record.envelope_digest: ["evidence_records.envelope_digest"],
+        make_inputs().request_digest: ["render_targets.request_digest"],
     }
 
 
@@ -238,108 +227,42 @@ def test_gc_names_an_unusable_database(storage_cli: typer.Typer, tmp_path: Path)
 
 
 def test_a_retry_restores_a_lost_output_blob(fleet: Fleet) -> None:
-    _, job_id, first = fleet.render(MANIFESTS)
+    _, target_id, first = fleet.render(MANIFESTS)
     fleet.objects.delete(first.output_digest)
-    inputs = make_inputs()
-    with fleet.sessions.begin() as session:
-        again = store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS,
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(job_id, inputs),
-        )
-    assert again.reused
+    assert _record(fleet, fleet.sign(MANIFESTS, target_id, make_inputs(), "web", "prod")) == {}
     assert fleet.objects.get(first.output_digest) == MANIFESTS
 
 
-def test_concurrent_twins_of_one_action_key_leave_one_evidence_record(fleet: Fleet) -> None:
-    """Two jobs of one action key store at once; the second waits on the first's uncommitted cache
-    entry (PostgreSQL) or on the write lock (SQLite). Either way it ends up reusing the first's
-    record and keeps no evidence record of its own."""
+def test_concurrent_twins_of_one_action_key_keep_one_cache_entry(fleet: Fleet) -> None:
+    """Two targets of one action key record at once; the second waits on the first's uncommitted
+    rows (PostgreSQL) or on the write lock (SQLite), then finds the key cached with the same bytes:
+    it keeps its own evidence record (it names its own target) and the first's cache entry."""
     inputs = make_inputs()
     run_id = fleet.new_run()
-    first_job = fleet.new_job(run_id, inputs)
-    second_job = fleet.new_job(run_id, inputs, profile="prod-twin")
+    _, [first_target] = fleet.new_job(run_id, (inputs, "web", "prod"))
+    _, [second_target] = fleet.new_job(run_id, (inputs, "web", "prod-twin"))
+    first = fleet.sign(MANIFESTS, first_target, inputs, "web", "prod")
+    second = fleet.sign(MANIFESTS, second_target, inputs, "web", "prod-twin")
+    put_signed(fleet.objects, [first, second])
     results: dict[str, object] = {}
 
-    def second() -> None:
+    def record_second() -> None:
         try:
             with fleet.sessions.begin() as session:
-                results["record"] = store_output(
-                    session,
-                    fleet.objects,
-                    fleet.signer,
-                    manifests=MANIFESTS,
-                    action_key=action_key(inputs),
-                    provenance=fleet.provenance(second_job, inputs, profile="prod-twin"),
-                )
+                results["refused"] = record_outputs(session, fleet.signer, [second])
         except BaseException as error:  # reported to the main thread
             results["error"] = error
 
     with fleet.sessions.begin() as session:
-        first = store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS,
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(first_job, inputs),
-        )
-        twin = threading.Thread(target=second)
+        assert record_outputs(session, fleet.signer, [first]) == {}
+        twin = threading.Thread(target=record_second)
         twin.start()
         twin.join(timeout=0.5)
         assert twin.is_alive()  # blocked behind this uncommitted transaction
     twin.join(timeout=30)
     assert "error" not in results, results.get("error")
-    again = results["record"]
-    assert isinstance(again, OutputRecord) and again.reused
-    assert (again.output_digest, again.evidence_id, again.envelope_digest) == (
-        first.output_digest,
-        first.evidence_id,
-        first.envelope_digest,
-    )
-    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)
-
-
-def test_a_pre_signed_output_whose_key_got_cached_meanwhile_reuses_the_entry(fleet: Fleet) -> None:
-    """A worker signs and writes before its transaction; a twin's entry committed in between wins."""
-    inputs = make_inputs()
-    run_id = fleet.new_run()
-    twin_job = fleet.new_job(run_id, inputs, profile="prod-twin")
-    signed = sign_and_put(
-        fleet.objects, fleet.signer, manifests=MANIFESTS, provenance=fleet.provenance(twin_job, inputs)
-    )
-    _, _, first = fleet.render(MANIFESTS)
-    with fleet.sessions.begin() as session:
-        again = store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS,
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(twin_job, inputs),
-            signed=signed,
-        )
-    assert again.reused and (again.evidence_id, again.envelope_digest) == (
-        first.evidence_id,
-        first.envelope_digest,
-    )
-    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)
-    with pytest.raises(NondeterministicOutputError), fleet.sessions.begin() as session:
-        store_output(
-            session,
-            fleet.objects,
-            fleet.signer,
-            manifests=MANIFESTS + b"# drift\n",
-            action_key=action_key(inputs),
-            provenance=fleet.provenance(twin_job, inputs),
-            signed=sign_and_put(
-                fleet.objects,
-                fleet.signer,
-                manifests=MANIFESTS + b"# drift\n",
-                provenance=fleet.provenance(twin_job, inputs),
-            ),
-        )
-    assert _count(fleet.sessions, RenderOutput) == 1
+    assert results["refused"] == {}
+    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (2, 1)
+    with fleet.sessions() as session:
+        entry = cached_output(session, first.action_key)
+        assert entry is not None and entry.output_digest == first.output_digest

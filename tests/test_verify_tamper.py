@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from conftest_store import Fleet, S3Bucket, make_inputs
+from conftest_store import Fleet, OutputRecord, S3Bucket, make_inputs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner, Result
 
@@ -17,7 +17,6 @@ from farm.evidence.keys import signer_from_private_key
 from farm.evidence.provenance import RenderProvenance, build_render_provenance
 from farm.store.models import EvidenceRecord, utcnow
 from farm.store.objects import LocalObjectStore, S3ObjectStore
-from farm.store.outputs import OutputRecord
 
 MANIFESTS = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n"
 

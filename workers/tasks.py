@@ -8,7 +8,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from farm.evidence.keys import Signer, load_configured_signer
-from farm.scheduler.executors import worker_name
+from farm.scheduler.executors import RENDER_TASK, CeleryQueue, worker_name
 from farm.scheduler.jobs import run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
@@ -36,25 +36,21 @@ def _signer() -> Signer:
 
 
 @app.task(
-    name="farm.render_job",
+    name=RENDER_TASK,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=2,
     retry_backoff_max=60,
     retry_jitter=True,
     max_retries=5,
 )
-def render_job(job_id: str, action_key: str) -> str:
-    """Run one job. The message carries the job id and the action key it expects, nothing else."""
+def render_job(job_id: str, batch_key: str) -> str:
+    """Run one job. The message carries the job id and the batch key it expects, nothing else."""
     outcome = run_job(
-        _storage(), _signer(), job_id, worker=worker_name("celery"), expected_action_key=action_key
+        _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
     )
     return outcome.state
 
 
 @app.task(name="farm.reconcile")
 def reconcile_stale_jobs() -> int:
-    def send(jobs: list[tuple[str, str]]) -> None:
-        for job_id, key in jobs:
-            render_job.apply_async(args=(job_id, key))
-
-    return reconcile(_storage(), send)
+    return reconcile(_storage(), CeleryQueue(_storage().settings, client=app))

@@ -1,7 +1,14 @@
 """The fleet catalog: a folder with a ``fleet.yaml``, read into an immutable snapshot."""
 
 from farm.catalog.loader import CatalogError, load_catalog
-from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntry, Problem, Target
+from farm.catalog.snapshot import (
+    ApplicationEntry,
+    CatalogSnapshot,
+    ClusterEntry,
+    Problem,
+    Target,
+    TargetRequest,
+)
 
 __all__ = [
     "ApplicationEntry",
@@ -10,5 +17,6 @@ __all__ = [
     "ClusterEntry",
     "Problem",
     "Target",
+    "TargetRequest",
     "load_catalog",
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from hashlib import sha256
 
+from farm.core.request import RenderRequest, ValuesLayer
 from farm.evidence.canonical import canonical_json
 
 
@@ -30,9 +32,27 @@ class ApplicationEntry:
     cluster_values: tuple[tuple[str, bytes], ...] = ()
     problem: Problem | None = None
 
-    def values_for(self, cluster: str) -> bytes | None:
-        """The cluster's values file when the application has one, else the shared values file."""
-        return dict(self.cluster_values).get(cluster, self.values_yaml)
+    def values_layers(self, cluster: str) -> tuple[ValuesLayer, ...]:
+        """The values files of one cluster, in the order the core layers them: the shared
+        ``values.yaml`` first, then ``values/<cluster>.yaml`` merged over it."""
+        layers = []
+        if self.values_yaml is not None:
+            layers.append(ValuesLayer(f"{self.name}/values.yaml", self.values_yaml))
+        overlay = self._cluster_values.get(cluster)
+        if overlay is not None:
+            layers.append(ValuesLayer(f"{self.name}/values/{cluster}.yaml", overlay))
+        return tuple(layers)
+
+    @cached_property
+    def _cluster_values(self) -> dict[str, bytes]:
+        return dict(self.cluster_values)
+
+    @cached_property
+    def document_digests(self) -> dict[str, str]:
+        digests = {"app": digest_bytes(self.app_yaml)}
+        if self.package_yaml is not None:
+            digests["package"] = digest_bytes(self.package_yaml)
+        return digests
 
     @property
     def digest(self) -> str:
@@ -40,11 +60,16 @@ class ApplicationEntry:
 
     def content(self) -> dict:
         return {
-            "app": digest_bytes(self.app_yaml),
-            "package": digest_bytes(self.package_yaml) if self.package_yaml is not None else None,
+            "app": self.document_digests["app"],
+            "package": self.document_digests.get("package"),
             "values": digest_bytes(self.values_yaml) if self.values_yaml is not None else None,
             "clusterValues": {name: digest_bytes(data) for name, data in self.cluster_values},
         }
+
+    def documents(self) -> list[bytes]:
+        blobs = [self.app_yaml, *(data for _, data in self.cluster_values)]
+        blobs += [data for data in (self.package_yaml, self.values_yaml) if data is not None]
+        return blobs
 
 
 @dataclass(frozen=True)
@@ -53,7 +78,7 @@ class ClusterEntry:
     profile_yaml: bytes
     problem: Problem | None = None
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return digest_bytes(self.profile_yaml)
 
@@ -63,6 +88,15 @@ class Target:
     application: str
     cluster: str
     namespace: str | None = None
+    selection: str = ""
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """One target of a snapshot and the render request the catalog built for it."""
+
+    target: Target
+    request: RenderRequest
 
 
 @dataclass(frozen=True)
@@ -75,27 +109,76 @@ class CatalogSnapshot:
     problems: tuple[Problem, ...] = ()
     profile_documents: tuple[tuple[str, bytes], ...] = field(default_factory=tuple)
 
+    @cached_property
+    def _applications(self) -> dict[str, ApplicationEntry]:
+        return {entry.name: entry for entry in self.applications}
+
+    @cached_property
+    def _clusters(self) -> dict[str, ClusterEntry]:
+        return {entry.name: entry for entry in self.clusters}
+
     def application(self, name: str) -> ApplicationEntry:
-        for entry in self.applications:
-            if entry.name == name:
-                return entry
-        raise KeyError(f"application {name!r} is not in catalog {self.name!r}")
+        try:
+            return self._applications[name]
+        except KeyError:
+            raise KeyError(f"application {name!r} is not in catalog {self.name!r}") from None
 
     def cluster(self, name: str) -> ClusterEntry:
-        for entry in self.clusters:
-            if entry.name == name:
-                return entry
-        raise KeyError(f"ClusterProfile {name!r} is not in catalog {self.name!r}")
+        try:
+            return self._clusters[name]
+        except KeyError:
+            raise KeyError(f"ClusterProfile {name!r} is not in catalog {self.name!r}") from None
+
+    def request_for(self, target: Target) -> RenderRequest:
+        """The one render request of ``target``: every input its render reads."""
+        app = self.application(target.application)
+        cluster = self.cluster(target.cluster)
+        return RenderRequest.with_known_digests(
+            {**app.document_digests, "clusterProfile": cluster.digest},
+            app=app.app_yaml,
+            cluster_profile=cluster.profile_yaml,
+            package=app.package_yaml,
+            values=app.values_layers(target.cluster),
+            namespace=target.namespace,
+            selection=target.selection,
+            app_source=f"{app.name}/app.yaml",
+            cluster_profile_source=f"{cluster.name}.yaml",
+            package_source=f"{app.name}/kurel.yaml",
+        )
+
+    @cached_property
+    def target_requests(self) -> tuple[TargetRequest, ...]:
+        """Every target with its request, in target order; each application and ClusterProfile
+        is hashed once however many targets share it."""
+        return tuple(TargetRequest(target, self.request_for(target)) for target in self.targets)
+
+    def documents(self) -> list[bytes]:
+        """Every document blob of the snapshot (each request names some of them)."""
+        blobs = [self.fleet_yaml]
+        for app in self.applications:
+            blobs += app.documents()
+        blobs += [cluster.profile_yaml for cluster in self.clusters]
+        blobs += [data for _, data in self.profile_documents]
+        return blobs
 
     def content(self) -> dict:
         return {
+            "name": self.name,
             "fleet": digest_bytes(self.fleet_yaml),
             "applications": {a.name: a.content() for a in self.applications},
             "clusters": {c.name: c.digest for c in self.clusters},
             "profiles": {name: digest_bytes(data) for name, data in self.profile_documents},
-            "targets": [[t.application, t.cluster, t.namespace] for t in self.targets],
+            "targets": [
+                [t.target.application, t.target.cluster, t.target.selection, t.request.digest]
+                for t in self.target_requests
+            ],
         }
 
-    @property
+    @cached_property
+    def manifest(self) -> bytes:
+        """The snapshot's own blob: its content as canonical JSON (documents and requests by digest)."""
+        return canonical_json(self.content())
+
+    @cached_property
     def digest(self) -> str:
-        return digest_bytes(canonical_json(self.content()))
+        return digest_bytes(self.manifest)

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from farm.catalog import CatalogError
 from farm.evidence.keys import load_configured_signer
-from farm.scheduler.executors import enqueue_celery, run_local
+from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
     diff_runs,
@@ -25,6 +25,7 @@ from farm.scheduler.service import (
 )
 from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
+from farm.store.runs import CACHED_FAILURE
 
 err = Console(stderr=True)
 
@@ -42,14 +43,17 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
     counts = summary.counts
     echo = typer.echo
     echo(f"run {summary.run_id}: {summary.state}")
+    cached_failures = counts.get(CACHED_FAILURE, 0)
     echo(
-        f"  rendered {counts.get('succeeded', 0)}, cached {counts.get('cached', 0)}, "
-        f"failed {counts.get('failed', 0)}, open {summary.total - summary.done} of {summary.total} targets"
+        f"  rendered {counts.get('succeeded', 0)}, cached {counts.get('cached', 0) + cached_failures}"
+        f"{f' ({cached_failures} cached failures)' if cached_failures else ''}, "
+        f"failed {summary.failed}, open {summary.total - summary.done} of {summary.total} targets"
     )
     for code, failures in sorted(summary.failures.items()):
         echo(f"  failed with {code}: {len(failures)}")
         for failure in failures[:5]:
-            echo(f"    {failure['application']}/{failure['cluster']}: {failure['message']}")
+            cached = " (cached)" if failure.get("cached") == "true" else ""
+            echo(f"    {failure['application']}/{failure['cluster']}{cached}: {failure['message']}")
         if len(failures) > 5:
             echo(f"    … and {len(failures) - 5} more (farm status {summary.run_id} --json)")
     echo(f"  outputs in {storage.objects.describe()} (farm output APP/CLUSTER prints one)")
@@ -104,13 +108,13 @@ def run_command(
     if chosen == "local":
         run_local(settings, planned.queued, processes=processes or None)
     else:
-        enqueue_celery(planned.queued)
+        CeleryQueue(settings)(planned.queued)
         if not wait:
             _print_summary(run_summary(storage, planned.run_id), storage, as_json)
             return
     summary = _wait_with_progress(storage, planned.run_id, show)
     _print_summary(summary, storage, as_json)
-    if summary.counts.get("failed"):
+    if summary.failed:
         raise typer.Exit(1)
 
 

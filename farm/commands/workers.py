@@ -37,7 +37,7 @@ def reconcile_command(
     """Run the reconciler once: re-send, via Celery, the jobs stuck in queued or running."""
     from datetime import timedelta
 
-    from farm.scheduler.executors import enqueue_celery
+    from farm.scheduler.executors import CeleryQueue
     from farm.scheduler.reconcile import reconcile
     from farm.scheduler.service import prepare_database
     from farm.store.context import open_storage
@@ -45,7 +45,7 @@ def reconcile_command(
     storage = open_storage()
     try:
         prepare_database(storage)
-        sent = reconcile(storage, enqueue_celery, timedelta(seconds=timeout))
+        sent = reconcile(storage, CeleryQueue(storage.settings), timedelta(seconds=timeout))
     finally:
         storage.close()
     typer.echo(f"re-sent {sent} job{'s' if sent != 1 else ''}")

@@ -66,7 +66,8 @@ class RenderRequest:
     app_source: str = "app.yaml"
     cluster_profile_source: str = "cluster.yaml"
     package_source: str = "kurel.yaml"
-    _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # document digests a catalog computed once for many requests; never copied by replace()
+    _digests: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def descriptor(self) -> dict[str, Any]:
         """The request with every document replaced by its sha256 (what the digest covers)."""
@@ -112,7 +113,9 @@ class RenderRequest:
         """A request whose document digests the caller already computed (a catalog hashes each
         application and ClusterProfile once, not once per target). ``digests`` keys: ``app``,
         ``package``, ``clusterProfile``; they must be the sha256 of the bytes given."""
-        return RenderRequest(**fields, _digests=dict(digests))
+        request = RenderRequest(**fields)
+        object.__setattr__(request, "_digests", dict(digests))
+        return request
 
 
 def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRequest:

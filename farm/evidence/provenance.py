@@ -1,8 +1,10 @@
 """Render provenance: the action key of a render and the signed statement about its output.
 
-The **action key** is the sha256 of the canonical JSON of every input that can change the
-output bytes: the core version and the digests of the application, its values and the resolved
-ClusterProfile, plus the selection (``name=value``, or ``""`` when unprofiled). The catalog
+The **action key** is the sha256 of the canonical JSON of the core version and the digest of the
+render request (``farm.core.request``), which covers every input that can change the output
+bytes: application, package, values, resolved ClusterProfile, flags, namespace and selection
+(``name=value``, or ``""`` when unprofiled). The statement also records the digests of the
+application, values and ClusterProfile on their own, for people and queries. The catalog
 snapshot, the job, the worker and the clock are *not* inputs, so an unrelated catalog edit or a
 retry on another worker hits the cache.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from farm.core.request import RenderRequest
 from farm.evidence.canonical import digest_of, is_hex_digest, require_hex_digest
 from farm.evidence.errors import EvidenceError, require_exact_keys
 from farm.evidence.statement import Statement, Subject, build_statement
@@ -24,7 +27,7 @@ from farm.evidence.statement import Statement, Subject, build_statement
 PROVENANCE_PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
 RENDER_BUILD_TYPE = "https://farm.gokure.dev/render/v1"
 BUILDER_ID = "https://farm.gokure.dev/builder/v1"
-ACTION_KEY_VERSION = 1
+ACTION_KEY_VERSION = 2
 _CODE = "provenance.malformed"
 
 
@@ -33,6 +36,7 @@ class RenderInputs:
     """Everything that can change a render's output bytes (digests are sha256 hex)."""
 
     core_version: str
+    request_digest: str
     application_digest: str
     values_digest: str
     cluster_profile_digest: str
@@ -41,7 +45,7 @@ class RenderInputs:
     def __post_init__(self) -> None:
         if not self.core_version:
             raise ValueError("core_version: must not be empty")
-        for field in ("application_digest", "values_digest", "cluster_profile_digest"):
+        for field in ("request_digest", "application_digest", "values_digest", "cluster_profile_digest"):
             require_hex_digest(getattr(self, field), field)
 
     @property
@@ -49,17 +53,34 @@ class RenderInputs:
         return digest_of(self.selection)
 
 
-def action_key(inputs: RenderInputs) -> str:
-    """The cache key of a render: sha256 of the canonical JSON of its inputs."""
+def request_action_key(core_version: str, request_digest: str) -> str:
+    """The cache key of a render: sha256 of the canonical JSON of the core version and the request."""
     return digest_of(
-        {
-            "actionKeyVersion": ACTION_KEY_VERSION,
-            "coreVersion": inputs.core_version,
-            "application": inputs.application_digest,
-            "values": inputs.values_digest,
-            "resolvedClusterProfile": inputs.cluster_profile_digest,
-            "selection": inputs.selection,
-        }
+        {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request_digest}
+    )
+
+
+def action_key(inputs: RenderInputs) -> str:
+    return request_action_key(inputs.core_version, inputs.request_digest)
+
+
+def inputs_of(request: RenderRequest, core_version: str) -> RenderInputs:
+    """The digests a statement records about ``request``, rendered by ``core_version``."""
+    descriptor = request.descriptor()
+    return RenderInputs(
+        core_version=core_version,
+        request_digest=request.digest,
+        application_digest=digest_of(
+            {
+                "app": descriptor["app"],
+                "package": descriptor["package"],
+                "sets": descriptor["sets"],
+                "namespace": descriptor["namespace"],
+            }
+        ),
+        values_digest=digest_of(descriptor["values"]),
+        cluster_profile_digest=descriptor["clusterProfile"],
+        selection=request.selection,
     )
 
 
@@ -71,7 +92,7 @@ class RenderProvenance:
     application: str
     cluster_profile: str
     catalog_snapshot: str
-    job_id: str
+    target_id: str  # the render target row (invocationId)
 
     @property
     def action_key(self) -> str:
@@ -88,6 +109,7 @@ def build_render_provenance(output_digest: str, provenance: RenderProvenance) ->
     require_hex_digest(provenance.catalog_snapshot, "catalog_snapshot")
     inputs = provenance.inputs
     dependencies = {
+        "renderRequest": inputs.request_digest,
         "application": inputs.application_digest,
         "values": inputs.values_digest,
         "resolvedClusterProfile": inputs.cluster_profile_digest,
@@ -108,7 +130,7 @@ def build_render_provenance(output_digest: str, provenance: RenderProvenance) ->
                 {"name": name, "digest": {"sha256": digest}} for name, digest in dependencies.items()
             ],
         },
-        "runDetails": {"builder": {"id": BUILDER_ID}, "metadata": {"invocationId": provenance.job_id}},
+        "runDetails": {"builder": {"id": BUILDER_ID}, "metadata": {"invocationId": provenance.target_id}},
     }
     subject = Subject(name=provenance.subject_name, sha256=output_digest)
     return build_statement([subject], PROVENANCE_PREDICATE_TYPE, predicate)
@@ -167,7 +189,14 @@ def _parse_dependencies(raw: Any) -> dict[str, str]:
         if entry["name"] in result:
             raise EvidenceError(_CODE, f"{what}: {entry['name']!r} listed twice")
         result[entry["name"]] = digest["sha256"]
-    expected = {"application", "values", "resolvedClusterProfile", "selection", "catalogSnapshot"}
+    expected = {
+        "renderRequest",
+        "application",
+        "values",
+        "resolvedClusterProfile",
+        "selection",
+        "catalogSnapshot",
+    }
     if set(result) != expected:
         raise EvidenceError(_CODE, f"{what}: expected exactly {sorted(expected)}, got {sorted(result)}")
     return result
@@ -199,6 +228,7 @@ def _assemble(
     try:
         inputs = RenderInputs(
             core_version=internal["coreVersion"],
+            request_digest=dependencies["renderRequest"],
             application_digest=dependencies["application"],
             values_digest=dependencies["values"],
             cluster_profile_digest=dependencies["resolvedClusterProfile"],
@@ -213,5 +243,5 @@ def _assemble(
         application=external["application"],
         cluster_profile=external["clusterProfile"],
         catalog_snapshot=external["catalogSnapshot"],
-        job_id=job_id,
+        target_id=job_id,
     )

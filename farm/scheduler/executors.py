@@ -1,4 +1,9 @@
-"""Executors: a local process pool (the embedded default) and Celery. Both end in ``run_job``."""
+"""Executors: a local process pool (the embedded default) and Celery. Both end in ``run_job``.
+
+The Celery side is an adapter handed to the scheduler: ``CeleryQueue`` sends a job by task
+name (``farm.render_job``) through a client made from the settings, so this library never
+imports the worker application in ``workers/``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,11 @@ import os
 import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
 
 from farm.settings import FarmSettings
 
+RENDER_TASK = "farm.render_job"
 _worker_state: dict = {}
 
 
@@ -24,7 +31,7 @@ def _init_local_worker(settings: FarmSettings) -> None:
     _worker_state["signer"] = load_configured_signer(settings)
 
 
-def _run_local(job_id: str, action_key: str) -> str:
+def _run_local(job_id: str, batch_key: str) -> str:
     from farm.scheduler.jobs import run_job
 
     outcome = run_job(
@@ -32,7 +39,7 @@ def _run_local(job_id: str, action_key: str) -> str:
         _worker_state["signer"],
         job_id,
         worker=worker_name(),
-        expected_action_key=action_key,
+        expected_batch_key=batch_key,
     )
     return outcome.state
 
@@ -60,9 +67,19 @@ def run_local(
                 on_done()
 
 
-def enqueue_celery(jobs: Sequence[tuple[str, str]]) -> None:
-    """Send one task per job (ids only); called after the planning transaction committed."""
-    from workers.tasks import render_job
+class CeleryQueue:
+    """Sends jobs to Celery workers by task name: (job id, batch key), nothing else."""
 
-    for job_id, action_key in jobs:
-        render_job.apply_async(args=(job_id, action_key))
+    def __init__(self, settings: FarmSettings, client: Any | None = None) -> None:
+        if client is None:
+            from celery import Celery
+
+            client = Celery("farm-client", broker=settings.broker_url)
+            client.conf.update(task_serializer="json", broker_connection_retry_on_startup=True)
+        self.client = client
+        self.queue = settings.celery_queue
+
+    def __call__(self, jobs: Sequence[tuple[str, str]]) -> None:
+        """Send one message per job; called after the planning transaction committed."""
+        for job_id, batch_key in jobs:
+            self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=self.queue)

@@ -1,163 +1,205 @@
-"""Running one job: claim it, read its documents from the snapshot, render, sign, store, finish.
+"""Running one job: claim it, render each of its targets, sign, store the batch, record it.
 
 ``run_job`` is the only way anything in the farm renders (the CLI's run, the local executor and
-the Celery task all call it). Errors of the render are values of the job: a bad application fails
-its own job with the core's stable error code and message. Infrastructure errors (database,
-object storage) release the claim and propagate so the caller can retry.
+the Celery task all call it). A job is one application and a batch of its targets:
+
+1. the claim (one short transaction) returns the targets not recorded yet, each with what the
+   action and failure caches hold for its key, so a re-delivered batch skips its twin's work;
+2. each target's request is fetched by digest and verified (a forged or damaged request fails
+   that target), rendered, and its output signed, all outside any transaction;
+3. the batch's blobs are made durable together, then one transaction records every target's
+   result, the outputs, evidence and cache entries, and the job's final state, only if this
+   worker still holds the claim (otherwise it rolls back and reports ``skipped``).
+
+Errors of a render are values of its target: a bad application fails its own targets with the
+core's stable error code and message (cached against the action key, so an unchanged re-run
+reports it again without rendering). Internal errors (a handler bug) fail the target and are not
+cached. Infrastructure errors (database, object storage) release the claim and propagate, so the
+caller can retry; nothing of the batch is recorded.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from farm.core.errors import CoreError
 from farm.core.render import render
+from farm.core.request import RenderRequest, RequestError
 from farm.evidence.keys import Signer
-from farm.evidence.provenance import RenderProvenance, action_key
-from farm.scheduler.keys import documents_inputs
+from farm.evidence.provenance import RenderProvenance, inputs_of, request_action_key
+from farm.evidence.signing import SignedOutput, sign_output
+from farm.scheduler.fingerprint import core_version
 from farm.scheduler.progress import finalize_run_if_done
-from farm.scheduler.snapshots import SnapshotNotFound, TargetDocuments, manifest_documents
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState
-from farm.store.outputs import NondeterministicOutputError, sign_and_put, store_output
-from farm.store.repository import ClaimedJob, claim_job_returning, finish_job, release_job
+from farm.store.objects import BlobCorruptError, BlobMissingError
+from farm.store.outputs import put_signed, record_failures, record_outputs
+from farm.store.runs import ClaimedJob, ClaimedTarget, TargetResult, claim_job, finish_job, release_job
+from farm.store.snapshots import load_request
 
 log = logging.getLogger(__name__)
 
+FORGED_REQUEST = "forged_request"
 FORGED_ACTION_KEY = "action_key_mismatch"
+FORGED_MESSAGE = "batch_key_mismatch"
 INTERNAL_ERROR = "internal_error"
 NONDETERMINISTIC = "nondeterministic_output"
+MAX_MESSAGE = 4096  # characters of an error message kept in the database
+SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)
 class JobOutcome:
     job_id: str
-    # succeeded or failed when this worker recorded it; "skipped" when another worker holds or
+    # succeeded when this worker recorded the batch; "skipped" when another worker holds or
     # finished the job, including a claim taken over (by the reconciler) while this worker ran
     state: str
-    error_code: str | None = None
-    output_digest: str | None = None
+    rendered: int = 0
+    failed: int = 0
+    cached: int = 0
+    results: tuple[TargetResult, ...] = field(default=(), repr=False)
 
 
-SKIPPED = "skipped"
+@dataclass
+class _Batch:
+    """What a job produced before it records anything."""
+
+    results: list[TargetResult] = field(default_factory=list)
+    signed: dict[str, SignedOutput] = field(default_factory=dict)  # target id → its signed output
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # cacheable core failures
+
+    def fail(self, target: ClaimedTarget, code: str, message: str, *, cacheable: bool = False) -> None:
+        message = _bounded(message)
+        self.results.append(TargetResult(target.id, JobState.FAILED, error_code=code, error_message=message))
+        if cacheable:
+            self.failures.append((target.action_key, code, message))
 
 
-class _ClaimLost(Exception):
-    """The job is no longer this worker's: roll back what it was about to record."""
-
-
-def _claim(storage: Storage, job_id: str, worker: str) -> ClaimedJob | None:
-    with session_scope(storage.sessions) as session:
-        return claim_job_returning(session, job_id, worker=worker)
-
-
-def _finish(storage: Storage, job: ClaimedJob, worker: str, **fields: Any) -> bool:
-    """Record the job's final state if this worker still holds it; finalise the run. True if it did."""
-    with session_scope(storage.sessions) as session:
-        won = finish_job(session, job.id, worker=worker, **fields)
-    if won:
-        finalize_run_if_done(storage, job.run_id)
-    return won
-
-
-def _lost(job: ClaimedJob, worker: str) -> JobOutcome:
-    log.warning(
-        "job %s: %s no longer holds the claim (taken over); its result is not recorded", job.id, worker
-    )
-    return JobOutcome(job.id, SKIPPED)
-
-
-def _render(documents: TargetDocuments) -> bytes:
-    return render(
-        documents.app_yaml,
-        documents.profile_yaml,
-        package=documents.package_yaml,
-        values=documents.values_yaml,
-        namespace=documents.namespace,
-        app_source=f"{documents.application}/app.yaml",
-        profile_source=f"{documents.cluster}.yaml",
-        values_source=f"{documents.application}/values.yaml",
-        package_source=f"{documents.application}/kurel.yaml",
-    ).manifests
+def _bounded(message: str) -> str:
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[:MAX_MESSAGE]}… ({len(message)} characters in all)"
 
 
 def run_job(
-    storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_action_key: str | None = None
+    storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_batch_key: str | None = None
 ) -> JobOutcome:
-    job = _claim(storage, job_id, worker)
+    with session_scope(storage.sessions) as session:
+        job = claim_job(session, job_id, worker=worker)
     if job is None:
         return JobOutcome(job_id, SKIPPED)
     try:
-        return _execute(storage, signer, job, worker, expected_action_key)
-    except Exception:  # infrastructure: a render error is a value of the job, handled in _execute
+        return _execute(storage, signer, job, worker, expected_batch_key)
+    except Exception as error:  # infrastructure: render errors are values of their targets
         with session_scope(storage.sessions) as session:
-            release_job(session, job.id, worker=worker)
+            release_job(session, job.id, worker=worker, error=_bounded(f"{type(error).__name__}: {error}"))
         raise
 
 
-def _fail(storage: Storage, job: ClaimedJob, worker: str, code: str, message: str) -> JobOutcome:
-    if not _finish(storage, job, worker, state=JobState.FAILED, error_code=code, error_message=message):
-        return _lost(job, worker)
-    return JobOutcome(job.id, JobState.FAILED.value, error_code=code)
-
-
-def _documents(storage: Storage, job: ClaimedJob) -> TargetDocuments:
-    if job.manifest_digest is None:
-        raise SnapshotNotFound(f"catalog snapshot {job.snapshot_digest} is not in the store")
-    return manifest_documents(storage.objects, job.manifest_digest, job.application, job.cluster_profile)
-
-
 def _execute(
-    storage: Storage, signer: Signer, job: ClaimedJob, worker: str, expected_action_key: str | None
+    storage: Storage, signer: Signer, job: ClaimedJob, worker: str, expected_batch_key: str | None
 ) -> JobOutcome:
-    documents = _documents(storage, job)
-    inputs = documents_inputs(documents)
-    key = action_key(inputs)
-    if key != job.action_key or (expected_action_key is not None and expected_action_key != job.action_key):
-        message = f"the job's inputs have action key {key}, the job was planned as {job.action_key}" + (
-            f" and the message expected {expected_action_key}" if expected_action_key else ""
-        )
-        return _fail(storage, job, worker, FORGED_ACTION_KEY, message)
-    try:
-        manifests = _render(documents)
-    except CoreError as exc:
-        return _fail(storage, job, worker, exc.code, exc.message)
-    except Exception as exc:  # a handler bug fails its own job, never the run
-        log.exception("render of job %s crashed", job.id)
-        return _fail(storage, job, worker, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-    provenance = RenderProvenance(
-        inputs=inputs,
-        application=job.application,
-        cluster_profile=job.cluster_profile,
-        catalog_snapshot=job.snapshot_digest,
-        job_id=job.id,
-    )
-    # Signing and the blob fsyncs happen before the recording transaction takes the write lock
-    # (skipped when the key was cached at claim time: the reuse path writes no new evidence).
-    signed = None
-    if job.cached_output_digest is None:
-        signed = sign_and_put(storage.objects, signer, manifests=manifests, provenance=provenance)
-    try:
-        with session_scope(storage.sessions) as session:
-            record = store_output(
-                session,
-                storage.objects,
-                signer,
-                manifests=manifests,
-                action_key=key,
-                provenance=provenance,
-                signed=signed,
+    batch = _Batch()
+    if expected_batch_key is not None and expected_batch_key != job.batch_key:
+        for target in job.targets:
+            batch.fail(
+                target,
+                FORGED_MESSAGE,
+                f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
             )
-            if not finish_job(
-                session, job.id, worker=worker, state=JobState.SUCCEEDED, output_digest=record.output_digest
-            ):
-                raise _ClaimLost  # rolls back this transaction: a worker that lost its claim records nothing
-    except _ClaimLost:
-        return _lost(job, worker)
-    except NondeterministicOutputError as exc:
-        return _fail(storage, job, worker, NONDETERMINISTIC, str(exc))
+    else:
+        for target in job.targets:
+            _run_target(storage, signer, job, target, batch)
+    put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
+    with session_scope(storage.sessions) as session:
+        refused = record_outputs(session, signer, list(batch.signed.values()))
+        results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
+        record_failures(session, batch.failures)
+        if not finish_job(session, job.id, worker=worker, results=results):
+            session.rollback()
+            log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
+            return JobOutcome(job.id, SKIPPED)
     finalize_run_if_done(storage, job.run_id)
-    return JobOutcome(job.id, JobState.SUCCEEDED.value, output_digest=record.output_digest)
+    counts = {state: sum(1 for r in results if r.state is state) for state in JobState}
+    return JobOutcome(
+        job.id,
+        JobState.SUCCEEDED.value,
+        rendered=counts[JobState.SUCCEEDED],
+        failed=counts[JobState.FAILED],
+        cached=counts[JobState.CACHED],
+        results=tuple(results),
+    )
+
+
+def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: dict) -> TargetResult:
+    signed = batch.signed.get(result.target_id)
+    if signed is None or signed.action_key not in refused:
+        return result
+    return TargetResult(
+        result.target_id,
+        JobState.FAILED,
+        error_code=NONDETERMINISTIC,
+        error_message=str(refused[signed.action_key]),
+    )
+
+
+def _run_target(
+    storage: Storage, signer: Signer, job: ClaimedJob, target: ClaimedTarget, batch: _Batch
+) -> None:
+    if target.cached_output is not None:  # a twin rendered this key since planning
+        batch.results.append(TargetResult(target.id, JobState.CACHED, output_digest=target.cached_output))
+        return
+    if target.cached_failure is not None:
+        failure = target.cached_failure
+        batch.results.append(
+            TargetResult(
+                target.id, JobState.CACHED, error_code=failure.error_code, error_message=failure.error_message
+            )
+        )
+        return
+    request = _fetch(storage, target, batch)
+    if request is None:
+        return
+    try:
+        manifests = render(request).manifests
+    except CoreError as error:
+        batch.fail(target, error.code, error.message, cacheable=True)
+        return
+    except Exception as error:  # a handler bug fails its own target, never the batch
+        log.exception("render of target %s (job %s) crashed", target.id, job.id)
+        batch.fail(target, INTERNAL_ERROR, f"{type(error).__name__}: {error}")
+        return
+    provenance = RenderProvenance(
+        inputs=inputs_of(request, core_version()),
+        application=job.application,
+        cluster_profile=target.cluster_profile,
+        catalog_snapshot=job.snapshot_digest,
+        target_id=target.id,
+    )
+    signed = sign_output(signer, manifests, provenance)
+    batch.signed[target.id] = signed
+    batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=signed.output_digest))
+
+
+def _fetch(storage: Storage, target: ClaimedTarget, batch: _Batch) -> RenderRequest | None:
+    """The target's request, verified; None (the target failed as forged) when it cannot be trusted."""
+    try:
+        request = load_request(storage.objects, target.request_digest)
+    except (BlobCorruptError, RequestError) as error:
+        batch.fail(target, FORGED_REQUEST, f"render request {target.request_digest}: {error}")
+        return None
+    except BlobMissingError as error:
+        batch.fail(target, FORGED_REQUEST, f"render request {target.request_digest} is missing: {error}")
+        return None
+    key = request_action_key(core_version(), request.digest)
+    if key != target.action_key:
+        batch.fail(
+            target,
+            FORGED_ACTION_KEY,
+            f"the target's request has action key {key} on core {core_version()}, "
+            f"the target was planned as {target.action_key}",
+        )
+        return None
+    return request

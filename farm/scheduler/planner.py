@@ -1,93 +1,148 @@
-"""Planning a fleet run: one job per target, cache hits recorded as ``cached`` at once."""
+"""Planning a fleet run as set operations: every target's key, the caches asked in bulk, the
+uncached targets grouped by application into batched jobs, all rows written in bulk.
+
+No database round trip per target: the cost of planning grows with the number of targets only
+through hashing (each application and ClusterProfile is hashed once) and bulk statements.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import insert
-
-from farm.catalog import CatalogSnapshot
+from farm.catalog import CatalogSnapshot, TargetRequest
+from farm.evidence.canonical import digest_of
+from farm.evidence.provenance import request_action_key
 from farm.scheduler.fingerprint import core_version
-from farm.scheduler.keys import target_action_key
-from farm.scheduler.progress import finalize_run_if_done
-from farm.scheduler.snapshots import persist_snapshot
-from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState, RunState, new_id, utcnow
-from farm.store.repository import queue_jobs
+from farm.store.runs import cached_failures, cached_outputs, finalize_run, insert_run
+from farm.store.snapshots import persist_snapshot
+
+DEFAULT_BATCH_SIZE = 50
 
 
 @dataclass(frozen=True)
 class PlannedRun:
     run_id: str
     snapshot_digest: str
-    queued: list[tuple[str, str]]  # (job id, expected action key) of the jobs to execute
+    queued: list[tuple[str, str]]  # (job id, batch key) of the jobs to execute
     cached: int
     total: int
 
 
-def _cache_hits(session, keys: list[str]) -> dict[str, str]:
-    hits: dict[str, str] = {}
-    for start in range(0, len(keys), 500):
-        chunk = keys[start : start + 500]
-        rows = session.query(
-            models.ActionCacheEntry.action_key, models.ActionCacheEntry.output_digest
-        ).filter(models.ActionCacheEntry.action_key.in_(chunk))
-        hits.update(dict(rows.all()))
-    return hits
+def batch_key(action_keys: Sequence[str]) -> str:
+    """What a job's message carries: the digest of its targets' action keys."""
+    return digest_of(sorted(action_keys))
+
+
+_Planned = tuple[TargetRequest, str, dict[str, Any]]  # a target, its action key, its row
+
+
+def _batches(items: list[_Planned], size: int) -> list[list[_Planned]]:
+    """The targets grouped by application, each group cut into batches of at most ``size``."""
+    by_application: dict[str, list[_Planned]] = {}
+    for item in items:
+        by_application.setdefault(item[0].target.application, []).append(item)
+    batches = []
+    for group in by_application.values():
+        batches += [group[start : start + size] for start in range(0, len(group), size)]
+    return batches
 
 
 def plan_run(
-    storage: Storage, snapshot: CatalogSnapshot, *, source: str, trigger: str = "manual"
+    storage: Storage,
+    snapshot: CatalogSnapshot,
+    *,
+    source: str,
+    trigger: str = "manual",
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> PlannedRun:
-    """Record a run with one job per target and move the jobs that need rendering to ``queued``.
+    """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
-    Everything is committed before this returns, so jobs can be enqueued safely afterwards.
+    Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
     """
-    keys = {target: target_action_key(snapshot, target) for target in snapshot.targets}
-    run_id = new_id()
-    now = utcnow()
+    if batch_size < 1:
+        raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
+    version = core_version()
+    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
+    keys = [key for _, key in keyed]
+    run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        hits = _cache_hits(session, sorted(set(keys.values())))
-        session.add(
-            models.FleetRun(
-                id=run_id,
-                snapshot_digest=snapshot.digest,
-                trigger=trigger,
-                core_version=core_version(),
-                state=RunState.RUNNING.value,
-                created_at=now,
-                started_at=now,
-            )
-        )
-        session.flush()
-        rows, to_run = [], []
-        for target, key in keys.items():
-            job_id = new_id()
-            hit = hits.get(key)
-            rows.append(
-                {
-                    "id": job_id,
-                    "run_id": run_id,
-                    "application": target.application,
-                    "cluster_profile": target.cluster,
-                    "selection": "",
-                    "action_key": key,
-                    "state": JobState.CACHED.value if hit else JobState.PLANNED.value,
-                    "attempts": 0,
-                    "output_digest": hit,
-                    "created_at": now,
-                    "finished_at": now if hit else None,
+        outputs = cached_outputs(session, keys)
+        failures = cached_failures(session, [key for key in keys if key not in outputs])
+        targets, to_render = [], []
+        for tr, key in keyed:
+            row = _target_row(run_id, tr, key, now)
+            if key in outputs:
+                row |= {"state": JobState.CACHED.value, "output_digest": outputs[key], "finished_at": now}
+            elif key in failures:
+                failure = failures[key]
+                row |= {
+                    "state": JobState.CACHED.value,
+                    "error_code": failure.error_code,
+                    "error_message": failure.error_message,
+                    "finished_at": now,
                 }
-            )
-            if not hit:
-                to_run.append((job_id, key))
-        if rows:
-            session.execute(insert(models.RenderJob), rows)
-        for start in range(0, len(to_run), 500):
-            queue_jobs(session, [job_id for job_id, _ in to_run[start : start + 500]], now=now)
-    if not to_run:
-        finalize_run_if_done(storage, run_id)
-    return PlannedRun(run_id, snapshot.digest, to_run, len(rows) - len(to_run), len(rows))
+            else:
+                to_render.append((tr, key, row))
+            targets.append(row)
+        jobs = []
+        for batch in _batches(to_render, batch_size):
+            job = _job_row(run_id, batch, now)
+            for _, _, row in batch:
+                row["job_id"] = job["id"]
+            jobs.append(job)
+        run = {
+            "id": run_id,
+            "snapshot_digest": snapshot.digest,
+            "trigger": trigger,
+            "core_version": version,
+            "selection_policy": "default",
+            "state": RunState.RUNNING.value,
+            "created_at": now,
+            "started_at": now,
+        }
+        insert_run(session, run, jobs, targets)
+        if not jobs:
+            finalize_run(session, run_id, now=now)
+    queued = [(job["id"], job["batch_key"]) for job in jobs]
+    return PlannedRun(run_id, snapshot.digest, queued, len(targets) - len(to_render), len(targets))
+
+
+def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "run_id": run_id,
+        "job_id": None,
+        "application": tr.target.application,
+        "cluster_profile": tr.target.cluster,
+        "selection": tr.target.selection,
+        "request_digest": tr.request.digest,
+        "action_key": key,
+        "state": JobState.QUEUED.value,
+        "error_code": None,
+        "error_message": None,
+        "output_digest": None,
+        "created_at": now,
+        "finished_at": None,
+    }
+
+
+def _job_row(run_id: str, batch: list[_Planned], now: datetime) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "run_id": run_id,
+        "application": batch[0][0].target.application,
+        "batch_key": batch_key([key for _, key, _ in batch]),
+        "target_count": len(batch),
+        "state": JobState.QUEUED.value,
+        "attempts": 0,
+        "claimed_by": None,
+        "created_at": now,
+        "queued_at": now,
+    }

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
-
-from sqlalchemy import Exists, bindparam, case, exists, func, select, update
-from sqlalchemy.orm import Session
 
 from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
-from farm.store.models import JobState, RunState, utcnow
-from farm.store.repository import one_of
+from farm.store.models import JobState
+from farm.store.runs import (
+    CACHED_FAILURE,
+    TargetFilter,
+    finalize_run,
+    run_has_open_jobs,
+    target_counts,
+    targets_of_run,
+)
 
-FINAL = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState.CACHED.value)
-OPEN = tuple(state.value for state in JobState if state.value not in FINAL)
+COUNTED_STATES = (
+    JobState.QUEUED.value,
+    JobState.SUCCEEDED.value,
+    JobState.FAILED.value,
+    JobState.CACHED.value,
+    CACHED_FAILURE,
+)
+DONE_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState.CACHED.value, CACHED_FAILURE)
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,7 @@ class RunSummary:
     run_id: str
     state: str
     snapshot_digest: str
-    counts: dict[str, int]
+    counts: dict[str, int]  # targets by state; cached failures apart under "cached_failure"
     failures: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     @property
@@ -32,63 +41,27 @@ class RunSummary:
 
     @property
     def done(self) -> int:
-        return sum(self.counts.get(state, 0) for state in FINAL)
+        return sum(self.counts.get(state, 0) for state in DONE_STATES)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get(JobState.FAILED.value, 0) + self.counts.get(CACHED_FAILURE, 0)
 
     def as_json(self) -> dict:
         return {
             "run_id": self.run_id,
             "state": self.state,
             "snapshot": self.snapshot_digest,
-            "counts": {state.value: self.counts.get(state.value, 0) for state in JobState},
+            "counts": {state: self.counts.get(state, 0) for state in COUNTED_STATES},
             "failures": self.failures,
         }
-
-
-def job_counts(session, run_id: str) -> dict[str, int]:
-    rows = session.execute(
-        select(models.RenderJob.state, func.count())
-        .where(models.RenderJob.run_id == run_id)
-        .group_by(models.RenderJob.state)
-    )
-    return dict(Counter({state: count for state, count in rows}))
-
-
-def _jobs_in(states: tuple[str, ...]) -> Exists:
-    """EXISTS (a job of run ``:run_id`` in ``states``): a probe of ix_render_jobs_run_id_state."""
-    return exists().where(
-        models.RenderJob.run_id == bindparam("run_id"), one_of(models.RenderJob.state, states)
-    )
-
-
-# Built once; the run id is bound at execution, so the compiled statements are cached as well.
-_ANY_OPEN = select(_jobs_in(OPEN))
-_FINALIZE = (
-    update(models.FleetRun.__table__)
-    .where(
-        models.FleetRun.id == bindparam("run_id"),
-        models.FleetRun.state == RunState.RUNNING.value,
-        ~_jobs_in(OPEN),
-    )
-    .values(
-        state=case(
-            (_jobs_in((JobState.FAILED.value,)), RunState.COMPLETED_WITH_FAILURES.value),
-            else_=RunState.COMPLETED.value,
-        ),
-        finished_at=bindparam("now"),
-    )
-)
-
-
-def run_has_open_jobs(session: Session, run_id: str) -> bool:
-    return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
 
 
 def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     """Mark the run finished once no job is left open; safe to call from every worker.
 
     Called after the caller's job change has committed, so of two workers finishing the last two
-    jobs at once at least one sees both final (a check inside the finishing transaction could miss
-    the other's uncommitted change on PostgreSQL). The check is an indexed existence probe in a
+    jobs at once at least one sees both final. The check is an indexed existence probe in a
     read-only transaction; only when nothing is open does a write follow, and that UPDATE repeats
     the condition, so it is idempotent and never finishes a run with an open job.
     """
@@ -96,7 +69,7 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
         if run_has_open_jobs(session, run_id):
             return False
     with session_scope(storage.sessions) as session:
-        session.execute(_FINALIZE, {"run_id": run_id, "now": utcnow()})
+        finalize_run(session, run_id)
     return True
 
 
@@ -105,20 +78,15 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
         run = session.get(models.FleetRun, run_id)
         if run is None:
             raise LookupError(f"run {run_id} does not exist")
-        counts = job_counts(session, run_id)
+        counts = target_counts(session, run_id)
         failures: dict[str, list[dict[str, str]]] = {}
-        failed = session.execute(
-            select(
-                models.RenderJob.error_code,
-                models.RenderJob.application,
-                models.RenderJob.cluster_profile,
-                models.RenderJob.error_message,
-            )
-            .where(models.RenderJob.run_id == run_id, models.RenderJob.state == JobState.FAILED.value)
-            .order_by(models.RenderJob.application, models.RenderJob.cluster_profile)
-        )
-        for code, app, cluster, message in failed:
-            failures.setdefault(code or "unknown", []).append(
-                {"application": app, "cluster": cluster, "message": message or ""}
+        for row in targets_of_run(session, run_id, TargetFilter(failed_only=True)):
+            failures.setdefault(row.error_code or "unknown", []).append(
+                {
+                    "application": row.application,
+                    "cluster": row.cluster_profile,
+                    "message": row.error_message or "",
+                    "cached": "true" if row.state == JobState.CACHED.value else "false",
+                }
             )
         return RunSummary(run.id, run.state, run.snapshot_digest, counts, failures)

@@ -12,8 +12,9 @@ from farm.catalog import CatalogSnapshot, load_catalog
 from farm.scheduler.planner import PlannedRun, plan_run
 from farm.store import models
 from farm.store.context import Storage
-from farm.store.db import session_scope
+from farm.store.db import read_scope, session_scope
 from farm.store.migrate import upgrade
+from farm.store.runs import targets_of_run
 
 
 def prepare_database(storage: Storage) -> None:
@@ -24,7 +25,10 @@ def prepare_database(storage: Storage) -> None:
 
 def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
     snapshot = load_catalog(catalog)
-    return snapshot, plan_run(storage, snapshot, source=str(Path(catalog).resolve()))
+    planned = plan_run(
+        storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
+    )
+    return snapshot, planned
 
 
 @dataclass(frozen=True)
@@ -33,26 +37,24 @@ class TargetOutput:
     cluster: str
     state: str
     output_digest: str | None
+    error_code: str | None = None
 
 
 def run_outputs(storage: Storage, run_id: str) -> dict[tuple[str, str], TargetOutput]:
-    with session_scope(storage.sessions) as session:
+    with read_scope(storage.sessions) as session:
         if session.get(models.FleetRun, run_id) is None:
             raise LookupError(f"run {run_id} does not exist")
-        rows = session.execute(
-            select(
-                models.RenderJob.application,
-                models.RenderJob.cluster_profile,
-                models.RenderJob.state,
-                models.RenderJob.output_digest,
-            ).where(models.RenderJob.run_id == run_id)
-        )
-        return {(a, c): TargetOutput(a, c, s, d) for a, c, s, d in rows}
+        return {
+            (row.application, row.cluster_profile): TargetOutput(
+                row.application, row.cluster_profile, row.state, row.output_digest, row.error_code
+            )
+            for row in targets_of_run(session, run_id)
+        }
 
 
 def _outcome(output: TargetOutput) -> tuple[bool, str | None]:
     """What a target produced: a cached and a freshly rendered job with one digest are the same."""
-    return output.state == "failed", output.output_digest
+    return output.error_code is not None, output.output_digest
 
 
 @dataclass(frozen=True)
@@ -85,15 +87,15 @@ def unified_output_diff(storage: Storage, run_a: str, run_b: str, target: tuple[
 
 
 def latest_output(storage: Storage, application: str, cluster: str) -> bytes:
-    with session_scope(storage.sessions) as session:
+    with read_scope(storage.sessions) as session:
         digest = session.scalar(
-            select(models.RenderJob.output_digest)
+            select(models.RenderTarget.output_digest)
             .where(
-                models.RenderJob.application == application,
-                models.RenderJob.cluster_profile == cluster,
-                models.RenderJob.output_digest.is_not(None),
+                models.RenderTarget.application == application,
+                models.RenderTarget.cluster_profile == cluster,
+                models.RenderTarget.output_digest.is_not(None),
             )
-            .order_by(desc(models.RenderJob.finished_at), desc(models.RenderJob.created_at))
+            .order_by(desc(models.RenderTarget.finished_at), desc(models.RenderTarget.created_at))
             .limit(1)
         )
     if digest is None:

@@ -10,14 +10,17 @@ The entry points for the scheduler and the workers:
   ``db.create_farm_engine(url)``, ``db.make_session_factory(engine)``, ``db.session_scope(factory)``,
   ``objects.open_object_store(settings)``.
 - ``migrate.upgrade(url)``, ``migrate.upgrade_embedded(settings)``: the schema comes only from here.
-- ``repository.claim_job(session, job_id, worker=...)`` / ``finish_job(...)`` / ``queue_jobs(...)``:
-  conditional UPDATEs whose boolean result says whether this caller won;
-  ``claim_job_returning(...)`` claims and returns what a worker needs (``ClaimedJob``) or None.
+- ``runs``: the run / job / target state machine, every statement that moves one of them:
+  ``insert_run`` (bulk), ``claim_job`` (a ``ClaimedJob`` with its open targets, or None),
+  ``finish_job`` (the batch's ``TargetResult``s, only while the claim holds), ``release_job``,
+  ``requeue_stale_jobs`` (the reconciler), ``finalize_run``; ``cached_outputs``/``cached_failures``
+  (bulk cache look-ups), ``target_counts`` and ``targets_of_run`` (queries by run, state, error
+  code, application, cluster).
 - ``db.read_scope(factory)``: a read-only transaction (deferred on SQLite: no write lock).
-- ``repository.cached_output(session, action_key)``: the action-cache look-up.
-- ``outputs.store_output(session, objects, signer, manifests=..., action_key=..., provenance=...)``:
-  blobs, signed provenance and rows for one render; the caller commits. ``outputs.sign_and_put``
-  signs and writes the blobs beforehand (outside any transaction) and ``store_output(...,
-  signed=...)`` then writes only the rows.
+- ``snapshots.persist_snapshot(...)``: documents, request descriptors and the manifest as blobs,
+  then the rows; ``snapshots.load_request(objects, digest)``: a verified ``RenderRequest``.
+- ``outputs.put_signed(objects, outputs)`` then ``outputs.record_outputs(session, signer, outputs)``:
+  a batch's blobs durable, then its rows; ``outputs.record_failures`` caches core failures.
+  Signing is ``farm.evidence.signing.sign_output``'s job.
 - ``audit.verify_output(...)`` and ``audit.sweep(...)``: what ``farm verify`` and ``farm gc`` run.
 """

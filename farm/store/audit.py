@@ -35,7 +35,7 @@ from farm.store.models import (
     RenderOutput,
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
-from farm.store.repository import jobs_of_run
+from farm.store.runs import targets_of_run
 
 # ---------------------------------------------------------------------------------------------
 # Verification
@@ -103,20 +103,24 @@ def _check_cache_links(session: Session, digest: str, record_ids: set[int], targ
 
 
 def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failure]]:
-    """The output digests of a run's finished jobs, and failures for jobs that should have one."""
+    """The output digests of a run's targets, and failures for targets that should have one."""
     if session.get(FleetRun, run_id) is None:
         return [], [Failure("run.unknown", f"run {run_id}", "no fleet run has this id")]
     digests: list[str] = []
     failures: list[Failure] = []
-    for job in jobs_of_run(session, run_id):
-        if job.state not in (JobState.SUCCEEDED.value, JobState.CACHED.value):
+    for target in targets_of_run(session, run_id):
+        if target.state not in (JobState.SUCCEEDED.value, JobState.CACHED.value) or target.error_code:
             continue
-        if job.output_digest is None:
+        if target.output_digest is None:
             failures.append(
-                Failure("job.output_missing", f"job {job.id}", f"{job.state} job has no output digest")
+                Failure(
+                    "target.output_missing",
+                    f"target {target.application}/{target.cluster_profile} ({target.target_id})",
+                    f"{target.state} target has no output digest",
+                )
             )
-        elif job.output_digest not in digests:
-            digests.append(job.output_digest)
+        elif target.output_digest not in digests:
+            digests.append(target.output_digest)
     return digests, failures
 
 

@@ -170,15 +170,16 @@ class Signer(Base):
 
 
 class RenderJob(Base):
-    """Rendering one target in one run. Claimed with a conditional UPDATE (``repository.claim_job``).
+    """One application and a batch of its targets in one run: the unit a worker claims.
 
-    ``(run_id, state)`` is indexed so "is any job of this run still open?" (run completion, asked
-    after every job) is an index probe, not a count over the run.
+    Claimed with a conditional UPDATE (``repository.claim_job``); ``batch_key`` is the digest of
+    its targets' action keys, which the queue message carries and the claim compares. A job goes
+    planned → queued → running → succeeded (its targets' results recorded, failures included).
+    ``(run_id, state)`` is indexed so "is any job of this run still open?" is an index probe.
     """
 
     __tablename__ = "render_jobs"
     __table_args__ = (
-        UniqueConstraint("run_id", "application", "cluster_profile", "selection"),
         CheckConstraint(_in_values("state", JobState), name="state"),
         Index("ix_render_jobs_run_id_state", "run_id", "state"),
     )
@@ -186,19 +187,74 @@ class RenderJob(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id"))
     application: Mapped[str] = mapped_column(String(253))
-    cluster_profile: Mapped[str] = mapped_column(String(253))
-    selection: Mapped[str] = mapped_column(String(253), default="")
-    action_key: Mapped[str] = mapped_column(Digest, index=True)
-    state: Mapped[str] = mapped_column(String(16), default=JobState.PLANNED.value, index=True)
+    batch_key: Mapped[str] = mapped_column(Digest)
+    target_count: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16), default=JobState.PLANNED.value)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(253))
     error_code: Mapped[str | None] = mapped_column(String(128))
     error_message: Mapped[str | None] = mapped_column(Text)
-    claimed_by: Mapped[str | None] = mapped_column(String(253))
-    output_digest: Mapped[str | None] = mapped_column(ForeignKey("render_outputs.digest"), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class RenderTarget(Base):
+    """The result of one target (application, ClusterProfile, selection) in one run.
+
+    ``state``: ``queued`` while its job has not recorded it, then ``succeeded`` or ``failed``
+    (rendered in this run) or ``cached`` (served from the action cache: with an output, or with
+    the error code and message of a cached deterministic failure). A cached target has no job.
+
+    This table was ``render_jobs`` when a job was one target (revision 0004 renamed it), so its
+    constraints keep the names they were created with.
+    """
+
+    __tablename__ = "render_targets"
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id",
+            "application",
+            "cluster_profile",
+            "selection",
+            name="uq_render_jobs_run_id_application_cluster_profile_selection",
+        ),
+        CheckConstraint(_in_values("state", JobState), name="state"),
+        Index("ix_render_targets_run_id_state", "run_id", "state"),
+        Index("ix_render_targets_application_cluster_profile", "application", "cluster_profile"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id", name="fk_render_jobs_run_id_fleet_runs"))
+    job_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    application: Mapped[str] = mapped_column(String(253))
+    cluster_profile: Mapped[str] = mapped_column(String(253))
+    selection: Mapped[str] = mapped_column(String(253), default="")
+    request_digest: Mapped[str | None] = mapped_column(Digest)
+    action_key: Mapped[str] = mapped_column(Digest, index=True)
+    state: Mapped[str] = mapped_column(String(16), default=JobState.QUEUED.value)
+    error_code: Mapped[str | None] = mapped_column(String(128), index=True)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    output_digest: Mapped[str | None] = mapped_column(
+        ForeignKey("render_outputs.digest", name="fk_render_jobs_output_digest_render_outputs"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class FailedAction(Base):
+    """action key → the deterministic core error its render raised: failures are cached too.
+
+    Only errors of the core (bad input) go here; internal and infrastructure errors never do.
+    """
+
+    __tablename__ = "failed_actions"
+
+    action_key: Mapped[str] = mapped_column(Digest, primary_key=True)
+    error_code: Mapped[str] = mapped_column(String(128))
+    error_message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class EvidenceRecord(Base):
@@ -214,7 +270,9 @@ class EvidenceRecord(Base):
     predicate_type: Mapped[str] = mapped_column(String(255))
     signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"), index=True)
     action_key: Mapped[str | None] = mapped_column(Digest, index=True)
-    job_id: Mapped[str | None] = mapped_column(ForeignKey("render_jobs.id"))
+    target_id: Mapped[str | None] = mapped_column(
+        ForeignKey("render_targets.id", name="fk_evidence_records_job_id_render_jobs")
+    )
     cluster_profile: Mapped[str | None] = mapped_column(String(253))
     selection: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -311,4 +369,5 @@ BLOB_REFERENCES = (
     ClusterProfile.blob_digest,
     RenderOutput.digest,
     EvidenceRecord.envelope_digest,
+    RenderTarget.request_digest,
 )

@@ -83,7 +83,7 @@ def test_application_name_must_match_its_folder(catalog: Path) -> None:
     ]
 
 
-def test_exclusions_and_per_cluster_values(catalog: Path) -> None:
+def test_exclusions_and_per_cluster_values_layered_over_the_shared_ones(catalog: Path) -> None:
     (catalog / "fleet.yaml").write_text(
         "apiVersion: farm.dev/v1alpha1\nkind: Fleet\nmetadata: {name: x}\nspec:\n  targets:\n"
         "    - applications: ['greeter']\n      clusters: ['*']\n      exclude: [{cluster: staging-*}]\n"
@@ -98,8 +98,14 @@ def test_exclusions_and_per_cluster_values(catalog: Path) -> None:
         ("greeter", "prod-nginx"),
     ]
     entry = snapshot.application("greeter")
-    assert entry.values_for("prod-nginx") == b"replicas: 5\n"
-    assert entry.values_for("prod-gateway") == b"replicas: 3\n"
+    assert [(layer.source, layer.data) for layer in entry.values_layers("prod-nginx")] == [
+        ("greeter/values.yaml", b"replicas: 3\n"),
+        ("greeter/values/prod-nginx.yaml", b"replicas: 5\n"),
+    ]
+    assert [layer.data for layer in entry.values_layers("prod-gateway")] == [b"replicas: 3\n"]
+    requests = {t.target.cluster: t.request for t in snapshot.target_requests}
+    assert requests["prod-nginx"].values == entry.values_layers("prod-nginx")
+    assert requests["prod-nginx"].digest != requests["prod-gateway"].digest
 
 
 def test_missing_fleet_file_is_named(tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ WORKER_CONCURRENCY = 2
 # Generous deadlines for waits on other processes; a healthy run takes a few seconds.
 DEADLINE_SECONDS = 180.0
 COMMAND_TIMEOUT_SECONDS = 300.0
-FINAL_STATES = {"succeeded", "failed", "cached"}
+FINAL_STATES = {"succeeded", "failed", "cached"}  # of a target
+OPEN_JOB_STATES = {"planned", "queued", "running"}
 
 
 @pytest.fixture(scope="session")
@@ -130,8 +131,9 @@ class CeleryFarm:
 
     def describe(self, run_id: str) -> str:
         logs = "\n".join(f"--- worker {i}:\n{self.worker_log(i)[-6000:]}" for i in range(len(self.workers)))
-        codes = sorted({job.error_code or "" for job in self.jobs(run_id) if job.state == "failed"})
-        return f"job counts {self.counts(run_id)}, error codes {codes}\n{logs}"
+        codes = sorted({t.error_code or "" for t in self.targets(run_id) if t.state == "failed"})
+        jobs = sorted(job.state for job in self.jobs(run_id))
+        return f"target counts {self.counts(run_id)}, jobs {jobs}, error codes {codes}\n{logs}"
 
     def check_workers_alive(self) -> None:
         for index, process in enumerate(self.workers):
@@ -178,13 +180,20 @@ class CeleryFarm:
         return json.loads(result.stdout)
 
     def counts(self, run_id: str) -> dict[str, int]:
+        """Targets of the run by state."""
         with session_scope(self.storage.sessions) as session:
             rows = session.execute(
-                select(models.RenderJob.state, func.count())
-                .where(models.RenderJob.run_id == run_id)
-                .group_by(models.RenderJob.state)
+                select(models.RenderTarget.state, func.count())
+                .where(models.RenderTarget.run_id == run_id)
+                .group_by(models.RenderTarget.state)
             )
             return {state: count for state, count in rows}
+
+    def targets(self, run_id: str) -> list[models.RenderTarget]:
+        with session_scope(self.storage.sessions) as session:
+            return list(
+                session.scalars(select(models.RenderTarget).where(models.RenderTarget.run_id == run_id))
+            )
 
     def jobs(self, run_id: str) -> list[models.RenderJob]:
         with session_scope(self.storage.sessions) as session:
@@ -260,8 +269,9 @@ def test_a_full_run_completes_on_celery_workers(celery_farm: CeleryFarm, tmp_pat
     assert summary["counts"]["succeeded"] == 11 and summary["failures"] == {}
     assert sum(summary["counts"].values()) == 11
     jobs = celery_farm.jobs(summary["run_id"])
-    assert {job.state for job in jobs} == {"succeeded"}
-    assert all(job.attempts == 1 and job.output_digest for job in jobs)
+    assert {job.state for job in jobs} == {"succeeded"} and len(jobs) == 4  # one batch per application
+    assert all(job.attempts == 1 for job in jobs)
+    assert all(target.output_digest for target in celery_farm.targets(summary["run_id"]))
     # Rendered by the Celery worker's pool processes, not by the farm command itself.
     assert all(name.startswith("celery@") for name in _celery_workers(jobs))
     verify = celery_farm.farm("verify", "--run", summary["run_id"])
@@ -282,9 +292,9 @@ def test_incremental_runs_on_celery_render_only_what_changed(celery_farm: Celery
     third = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
     assert third["counts"]["succeeded"] == 3 and third["counts"]["cached"] == 8
     rendered = {
-        (j.application, j.cluster_profile)
-        for j in celery_farm.jobs(third["run_id"])
-        if j.state == "succeeded"
+        (t.application, t.cluster_profile)
+        for t in celery_farm.targets(third["run_id"])
+        if t.state == "succeeded"
     }
     assert rendered == {("app-1", c) for c in ("cluster-a", "cluster-b", "cluster-c")}
     diff = celery_farm.farm_json("diff", second["run_id"], third["run_id"])
@@ -296,7 +306,7 @@ def test_incremental_runs_on_celery_render_only_what_changed(celery_farm: Celery
     }
 
 
-def test_a_broken_application_fails_only_its_own_jobs_on_celery(
+def test_a_broken_application_fails_only_its_own_targets_on_celery(
     celery_farm: CeleryFarm, tmp_path: Path
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog")
@@ -311,23 +321,24 @@ def test_a_broken_application_fails_only_its_own_jobs_on_celery(
         ("app-3", c) for c in ("cluster-a", "cluster-b", "cluster-c")
     }
     assert all('component "app-3"' in f["message"] for f in failures)
-    jobs = celery_farm.jobs(summary["run_id"])
-    assert {j.application for j in jobs if j.state == "succeeded"} == {"app-0", "app-1", "app-2"}
-    assert all(j.error_code == "invalid_property" for j in jobs if j.state == "failed")
+    targets = celery_farm.targets(summary["run_id"])
+    assert {t.application for t in targets if t.state == "succeeded"} == {"app-0", "app-1", "app-2"}
+    assert all(t.error_code == "invalid_property" for t in targets if t.state == "failed")
 
 
-def test_a_worker_killed_mid_run_loses_no_job_and_writes_no_output_twice(
+def test_a_worker_killed_mid_batch_loses_no_target_and_writes_no_output_twice(
     celery_farm: CeleryFarm, tmp_path: Path
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog", apps=27)  # 27 x 3 clusters minus one excluded = 80
     planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
     run_id = planned["run_id"]
     assert planned["counts"]["queued"] == 80
+    assert len(celery_farm.jobs(run_id)) == 27  # a batch per application
 
     worker = celery_farm.start_worker()
     wait_until(
         lambda: bool(set(celery_farm.counts(run_id)) & FINAL_STATES),
-        "the first job to finish",
+        "the first batch to be recorded",
         poll=0.01,
         check=celery_farm.check_workers_alive,
         describe=lambda: celery_farm.describe(run_id),
@@ -336,10 +347,14 @@ def test_a_worker_killed_mid_run_loses_no_job_and_writes_no_output_twice(
     assert celery_farm.counts(run_id).get("failed", 0) == 0, celery_farm.describe(run_id)
 
     at_kill = celery_farm.jobs(run_id)
-    succeeded_at_kill = sum(job.state == "succeeded" for job in at_kill)
-    open_at_kill = [job for job in at_kill if job.state not in FINAL_STATES]
-    assert succeeded_at_kill >= 1 and open_at_kill, "the kill must land in the middle of the run"
+    done_at_kill = sum(job.state == "succeeded" for job in at_kill)
+    open_at_kill = [job for job in at_kill if job.state in OPEN_JOB_STATES]
+    assert done_at_kill >= 1 and open_at_kill, "the kill must land in the middle of the run"
     stranded = {job.id: job.claimed_by for job in at_kill if job.state == "running"}
+    # a batch is recorded whole or not at all: a stranded batch has no target recorded
+    for target in celery_farm.targets(run_id):
+        if target.job_id in stranded:
+            assert target.state == "queued", (target.application, target.cluster_profile, target.state)
 
     celery_farm.start_worker()
     reconcile = celery_farm.farm("reconcile", "--timeout", "0")
@@ -349,7 +364,7 @@ def test_a_worker_killed_mid_run_loses_no_job_and_writes_no_output_twice(
     assert int(sent.group(1)) >= len(stranded)
 
     wait_until(
-        lambda: set(celery_farm.counts(run_id)) <= FINAL_STATES,
+        lambda: not {job.state for job in celery_farm.jobs(run_id)} & OPEN_JOB_STATES,
         "every job of the run to finish",
         check=celery_farm.check_workers_alive,
         describe=lambda: celery_farm.describe(run_id),
@@ -357,41 +372,36 @@ def test_a_worker_killed_mid_run_loses_no_job_and_writes_no_output_twice(
     status = celery_farm.farm_json("status", run_id, status=None)
     assert status["state"] == "completed", status
 
-    # No job lost: every target rendered, each with an output.
-    jobs = celery_farm.jobs(run_id)
-    assert len(jobs) == 80
-    assert {job.state for job in jobs} == {"succeeded"}
-    assert all(job.output_digest for job in jobs)
+    # No target lost: every target rendered exactly once, each with an output.
+    targets = celery_farm.targets(run_id)
+    assert len(targets) == 80
+    assert {target.state for target in targets} == {"succeeded"}
+    assert all(target.output_digest for target in targets)
     # Every attempt is recorded: a job stranded in running by the kill was claimed again.
-    assert all(job.attempts >= 1 for job in jobs)
+    jobs = celery_farm.jobs(run_id)
     for job in jobs:
         if job.id in stranded:
             assert job.attempts >= 2, (job.id, job.attempts)
             assert job.claimed_by != stranded[job.id]
-    assert sum(job.attempts for job in jobs) >= 80 + len(stranded)
 
     # Every output present and its signed evidence verifies.
     verify = celery_farm.farm("verify", "--run", run_id)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
-    # No output written twice: one cache entry and one evidence record per action key, one
-    # output row per distinct content digest.
-    keys = {job.action_key for job in jobs}
-    digests = {job.output_digest for job in jobs}
+    # No output written twice: one cache entry and one evidence record per action key (each
+    # names its target), one output row per distinct content digest.
+    keys = {target.action_key for target in targets}
+    digests = {target.output_digest for target in targets}
     assert len(keys) == 80
     with session_scope(celery_farm.storage.sessions) as session:
         cache_rows = session.execute(
             select(models.ActionCacheEntry.action_key, models.ActionCacheEntry.output_digest)
         ).all()
-        evidence_per_key = dict(
-            session.execute(
-                select(models.EvidenceRecord.action_key, func.count()).group_by(
-                    models.EvidenceRecord.action_key
-                )
-            ).all()
-        )
+        evidence = session.execute(
+            select(models.EvidenceRecord.action_key, models.EvidenceRecord.target_id)
+        ).all()
         output_rows = set(session.scalars(select(models.RenderOutput.digest)))
     assert sorted(key for key, _ in cache_rows) == sorted(keys)
-    assert {job.action_key: job.output_digest for job in jobs} == dict(cache_rows)
-    assert evidence_per_key == dict.fromkeys(keys, 1)
+    assert {target.action_key: target.output_digest for target in targets} == dict(cache_rows)
+    assert sorted(evidence) == sorted((target.action_key, target.id) for target in targets)
     assert output_rows == digests

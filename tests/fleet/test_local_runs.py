@@ -28,8 +28,8 @@ def _run(env: FleetEnv, catalog: Catalog) -> tuple[str, dict[str, int]]:
 def _rendered_targets(env: FleetEnv, run_id: str) -> set[tuple[str, str]]:
     with session_scope(env.storage.sessions) as session:
         rows = session.execute(
-            select(models.RenderJob.application, models.RenderJob.cluster_profile).where(
-                models.RenderJob.run_id == run_id, models.RenderJob.state == "succeeded"
+            select(models.RenderTarget.application, models.RenderTarget.cluster_profile).where(
+                models.RenderTarget.run_id == run_id, models.RenderTarget.state == "succeeded"
             )
         )
         return set(rows)
@@ -80,7 +80,7 @@ def test_changing_one_application_rerenders_exactly_its_targets(
     assert "+      - image: ghcr.io/example/app:v1.1.0" in unified.stdout
 
 
-def test_a_broken_application_fails_only_its_own_jobs(fleet_env: FleetEnv, catalog: Catalog) -> None:
+def test_a_broken_application_fails_only_its_own_targets(fleet_env: FleetEnv, catalog: Catalog) -> None:
     catalog.break_app("app-3")
     run_id, counts = _run(fleet_env, catalog)
     assert counts == {"succeeded": 8, "failed": 3}
@@ -100,10 +100,12 @@ def test_outputs_are_signed_and_verify(fleet_env: FleetEnv, catalog: Catalog) ->
         evidence = session.scalar(select(func.count()).select_from(models.EvidenceRecord))
         outputs = session.scalar(select(func.count()).select_from(models.RenderOutput))
         digests = set(
-            session.scalars(select(models.RenderJob.output_digest).where(models.RenderJob.run_id == run_id))
+            session.scalars(
+                select(models.RenderTarget.output_digest).where(models.RenderTarget.run_id == run_id)
+            )
         )
     # Clusters with the same ingress class give the same bytes: one blob per content digest,
-    # one signed statement per action key.
+    # one signed statement per rendered target.
     assert outputs == len(digests) == 4
     assert evidence == 11
 

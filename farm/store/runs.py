@@ -1,0 +1,450 @@
+"""The run / job / target state machine: every SQL statement that moves one of them.
+
+A **run** renders one catalog snapshot. A **job** is one application and a batch of its targets;
+it goes ``planned → queued → running → succeeded`` (its targets' results recorded, failures
+included), and ``running → queued`` again when released (an infrastructure error) or reclaimed by
+the reconciler. A **target** is ``queued`` until its job records it, then ``succeeded``,
+``failed`` or ``cached``; a target that the action cache (or the failure cache) answers at
+planning is ``cached`` from the start and has no job.
+
+Every change is a conditional UPDATE whose row count says whether this caller won, so two
+workers racing for one job never both record it, and a worker whose claim was taken over
+records nothing. Everything here runs unchanged on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Exists, bindparam, case, exists, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from farm.store.models import (
+    ActionCacheEntry,
+    FailedAction,
+    FleetRun,
+    JobState,
+    RenderJob,
+    RenderTarget,
+    RunState,
+    utcnow,
+)
+
+JOB_OPEN_STATES = (JobState.PLANNED.value, JobState.QUEUED.value, JobState.RUNNING.value)
+JOB_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value)
+TARGET_OPEN_STATES = (JobState.QUEUED.value,)
+TARGET_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState.CACHED.value)
+CHUNK = 500  # bound parameters per IN list: well under SQLite's and PostgreSQL's limits
+
+
+def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# ---------------------------------------------------------------------------------------------
+# Planning: bulk look-ups and inserts
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CachedFailure:
+    error_code: str
+    error_message: str
+
+
+def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
+    """action key → output digest, for the keys the action cache holds."""
+    hits: dict[str, str] = {}
+    for chunk in _chunks(keys):
+        rows = session.execute(
+            select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest).where(
+                ActionCacheEntry.action_key.in_(chunk)
+            )
+        )
+        hits.update({key: value for key, value in rows})
+    return hits
+
+
+def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFailure]:
+    """action key → the deterministic failure recorded for it."""
+    hits: dict[str, CachedFailure] = {}
+    for chunk in _chunks(keys):
+        rows = session.execute(
+            select(FailedAction.action_key, FailedAction.error_code, FailedAction.error_message).where(
+                FailedAction.action_key.in_(chunk)
+            )
+        )
+        hits.update({key: CachedFailure(code, message) for key, code, message in rows})
+    return hits
+
+
+def insert_run(
+    session: Session, run: dict[str, Any], jobs: list[dict[str, Any]], targets: list[dict]
+) -> None:
+    """A run with its jobs (queued) and targets, in three bulk INSERTs."""
+    session.execute(insert(FleetRun), [run])
+    if jobs:
+        session.execute(insert(RenderJob), jobs)
+    for chunk in _chunks(targets, 5000):
+        session.execute(insert(RenderTarget), list(chunk))
+
+
+# ---------------------------------------------------------------------------------------------
+# Claiming, recording and releasing a job
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimedTarget:
+    id: str
+    cluster_profile: str
+    selection: str
+    request_digest: str
+    action_key: str
+    cached_output: str | None  # the action cache's output for the key, found at claim time
+    cached_failure: CachedFailure | None
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    """What a worker needs of the job it just claimed: its row, its run's snapshot, its open targets."""
+
+    id: str
+    run_id: str
+    application: str
+    batch_key: str
+    snapshot_digest: str
+    targets: tuple[ClaimedTarget, ...]
+
+
+_CLAIM = (
+    update(RenderJob.__table__)
+    .where(
+        RenderJob.__table__.c.id == bindparam("job_id"), RenderJob.__table__.c.state == JobState.QUEUED.value
+    )
+    .values(
+        state=JobState.RUNNING.value,
+        claimed_by=bindparam("worker"),
+        attempts=RenderJob.__table__.c.attempts + 1,
+        started_at=bindparam("now"),
+        error_code=None,
+        error_message=None,
+    )
+    .returning(
+        RenderJob.__table__.c.id,
+        RenderJob.__table__.c.run_id,
+        RenderJob.__table__.c.application,
+        RenderJob.__table__.c.batch_key,
+    )
+)
+
+_OPEN_TARGETS = (
+    select(
+        RenderTarget.id,
+        RenderTarget.cluster_profile,
+        RenderTarget.selection,
+        RenderTarget.request_digest,
+        RenderTarget.action_key,
+        ActionCacheEntry.output_digest,
+        FailedAction.error_code,
+        FailedAction.error_message,
+    )
+    .outerjoin(ActionCacheEntry, ActionCacheEntry.action_key == RenderTarget.action_key)
+    .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
+    .where(RenderTarget.job_id == bindparam("job_id"), RenderTarget.state == JobState.QUEUED.value)
+    .order_by(RenderTarget.cluster_profile, RenderTarget.selection)
+)
+
+
+def claim_job(
+    session: Session, job_id: str, *, worker: str, now: datetime | None = None
+) -> ClaimedJob | None:
+    """queued → running for ``worker``; the job's data if this call won, None otherwise.
+
+    Counts the attempt. Reads the targets the job has not recorded yet, each with what the action
+    and failure caches already hold for its key (a twin in another run may have rendered it).
+    The caller commits; a second claimer blocks on the row (PostgreSQL) or the write lock
+    (SQLite), then finds the state changed and gets None.
+    """
+    row = session.execute(_CLAIM, {"job_id": job_id, "worker": worker, "now": now or utcnow()}).first()
+    if row is None:
+        return None
+    job_id, run_id, application, batch_key = row
+    snapshot = session.scalar(select(FleetRun.snapshot_digest).where(FleetRun.id == run_id))
+    targets = tuple(
+        ClaimedTarget(
+            target_id,
+            cluster,
+            selection,
+            request_digest or "",
+            key,
+            output,
+            CachedFailure(code, message) if code is not None else None,
+        )
+        for target_id, cluster, selection, request_digest, key, output, code, message in session.execute(
+            _OPEN_TARGETS, {"job_id": job_id}
+        )
+    )
+    return ClaimedJob(job_id, run_id, application, batch_key, snapshot or "", targets)
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """What a job records about one of its targets."""
+
+    target_id: str
+    state: JobState
+    output_digest: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.state.value not in TARGET_FINAL_STATES:
+            raise ValueError(f"state: {self.state!r} is not a final target state")
+        if self.state is JobState.FAILED and not self.error_code:
+            raise ValueError("error_code: a failed target needs an error code")
+
+
+_FINISH_JOB = (
+    update(RenderJob.__table__)
+    .where(
+        RenderJob.__table__.c.id == bindparam("job_id"),
+        RenderJob.__table__.c.state == JobState.RUNNING.value,
+        RenderJob.__table__.c.claimed_by == bindparam("worker"),
+    )
+    .values(state=bindparam("state"), finished_at=bindparam("now"), error_code=bindparam("error_code"))
+)
+
+_RECORD_TARGET = (
+    update(RenderTarget.__table__)
+    .where(
+        RenderTarget.__table__.c.id == bindparam("b_id"),
+        RenderTarget.__table__.c.state == JobState.QUEUED.value,
+    )
+    .values(
+        state=bindparam("b_state"),
+        output_digest=bindparam("b_output"),
+        error_code=bindparam("b_code"),
+        error_message=bindparam("b_message"),
+        finished_at=bindparam("b_now"),
+    )
+)
+
+
+def finish_job(
+    session: Session,
+    job_id: str,
+    *,
+    worker: str,
+    results: Sequence[TargetResult],
+    now: datetime | None = None,
+) -> bool:
+    """running → succeeded with every result of the batch, only if ``worker`` still holds the claim.
+
+    False (and nothing written by this call) when the claim was lost: the caller rolls back.
+    """
+    now = now or utcnow()
+    parameters = {"job_id": job_id, "worker": worker, "state": JobState.SUCCEEDED.value, "now": now}
+    if session.execute(_FINISH_JOB, parameters | {"error_code": None}).rowcount != 1:  # type: ignore[attr-defined]
+        return False
+    if results:
+        session.execute(
+            _RECORD_TARGET,
+            [
+                {
+                    "b_id": result.target_id,
+                    "b_state": result.state.value,
+                    "b_output": result.output_digest,
+                    "b_code": result.error_code,
+                    "b_message": result.error_message,
+                    "b_now": now,
+                }
+                for result in results
+            ],
+            execution_options={"synchronize_session": False},
+        )
+    return True
+
+
+def release_job(session: Session, job_id: str, *, worker: str, error: str | None = None) -> bool:
+    """running → queued, only if ``worker`` holds the claim (an infrastructure error, to retry)."""
+    statement = (
+        update(RenderJob)
+        .where(
+            RenderJob.id == job_id, RenderJob.state == JobState.RUNNING.value, RenderJob.claimed_by == worker
+        )
+        .values(state=JobState.QUEUED.value, claimed_by=None, queued_at=utcnow(), error_message=error)
+        .execution_options(synchronize_session=False)
+    )
+    return session.execute(statement).rowcount == 1  # type: ignore[attr-defined]
+
+
+def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None = None) -> int:
+    """planned → queued for the given jobs; returns how many moved."""
+    moved = 0
+    for chunk in _chunks(job_ids):
+        statement = (
+            update(RenderJob)
+            .where(RenderJob.id.in_(chunk), RenderJob.state == JobState.PLANNED.value)
+            .values(state=JobState.QUEUED.value, queued_at=now or utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        moved += session.execute(statement).rowcount  # type: ignore[attr-defined]
+    return moved
+
+
+def requeue_stale_jobs(session: Session, cutoff: datetime) -> list[tuple[str, str]]:
+    """Jobs to send again, as (job id, batch key): running ones started before ``cutoff`` (their
+    worker is presumed dead) go back to queued, and queued ones waiting since before ``cutoff``
+    (their message was lost) are stamped so the next pass waits another full timeout."""
+    now = utcnow()
+    stuck = list(
+        session.execute(
+            select(RenderJob.id, RenderJob.claimed_by).where(
+                RenderJob.state == JobState.RUNNING.value, RenderJob.started_at < cutoff
+            )
+        )
+    )
+    for job_id, claimed_by in stuck:
+        session.execute(
+            update(RenderJob)
+            .where(
+                RenderJob.id == job_id,
+                RenderJob.state == JobState.RUNNING.value,
+                RenderJob.claimed_by == claimed_by,
+            )
+            .values(state=JobState.QUEUED.value, queued_at=cutoff, claimed_by=None)
+            .execution_options(synchronize_session=False)
+        )
+    rows = session.execute(
+        select(RenderJob.id, RenderJob.batch_key).where(
+            RenderJob.state == JobState.QUEUED.value,
+            or_(RenderJob.queued_at <= cutoff, RenderJob.queued_at.is_(None)),
+        )
+    )
+    jobs = [(job_id, key) for job_id, key in rows]
+    for chunk in _chunks([job_id for job_id, _ in jobs]):
+        session.execute(
+            update(RenderJob)
+            .where(RenderJob.id.in_(chunk), RenderJob.state == JobState.QUEUED.value)
+            .values(queued_at=now)
+            .execution_options(synchronize_session=False)
+        )
+    return jobs
+
+
+# ---------------------------------------------------------------------------------------------
+# Run completion and summaries
+# ---------------------------------------------------------------------------------------------
+
+
+def _jobs_in(states: tuple[str, ...]) -> Exists:
+    """EXISTS (a job of run ``:run_id`` in ``states``): a probe of ix_render_jobs_run_id_state."""
+    return exists().where(RenderJob.run_id == bindparam("run_id"), RenderJob.state.in_(states))
+
+
+_FAILED_TARGET = exists().where(
+    RenderTarget.run_id == bindparam("run_id"),
+    or_(
+        RenderTarget.state == JobState.FAILED.value,
+        (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None),
+    ),
+)
+_ANY_OPEN = select(_jobs_in(JOB_OPEN_STATES))
+_FINALIZE = (
+    update(FleetRun.__table__)
+    .where(
+        FleetRun.id == bindparam("run_id"),
+        FleetRun.state == RunState.RUNNING.value,
+        ~_jobs_in(JOB_OPEN_STATES),
+    )
+    .values(
+        state=case((_FAILED_TARGET, RunState.COMPLETED_WITH_FAILURES.value), else_=RunState.COMPLETED.value),
+        finished_at=bindparam("now"),
+    )
+)
+
+
+def run_has_open_jobs(session: Session, run_id: str) -> bool:
+    return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
+
+
+def finalize_run(session: Session, run_id: str, *, now: datetime | None = None) -> bool:
+    """running → completed (or completed_with_failures) once no job of the run is open; idempotent."""
+    return session.execute(_FINALIZE, {"run_id": run_id, "now": now or utcnow()}).rowcount == 1  # type: ignore[attr-defined]
+
+
+CACHED_FAILURE = "cached_failure"  # the count of cached targets that carry a failure
+
+
+def target_counts(session: Session, run_id: str) -> dict[str, int]:
+    """Targets of a run by state; cached failures are counted apart under ``cached_failure``."""
+    cached_failure = (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None)
+    label = case((cached_failure, CACHED_FAILURE), else_=RenderTarget.state)
+    rows = session.execute(select(label, func.count()).where(RenderTarget.run_id == run_id).group_by(label))
+    return dict(Counter({state: count for state, count in rows}))
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    application: str
+    cluster_profile: str
+    selection: str
+    state: str
+    output_digest: str | None
+    error_code: str | None
+    error_message: str | None
+    action_key: str = ""
+    request_digest: str | None = None
+    target_id: str = ""
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetFilter:
+    states: tuple[str, ...] = ()
+    error_code: str | None = None
+    application: str | None = None
+    cluster_profile: str | None = None
+    failed_only: bool = False
+
+
+def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = None) -> list[TargetRow]:
+    """The targets of a run, ordered by application, cluster and selection, optionally filtered."""
+    where = where or TargetFilter()
+    statement = select(
+        RenderTarget.application,
+        RenderTarget.cluster_profile,
+        RenderTarget.selection,
+        RenderTarget.state,
+        RenderTarget.output_digest,
+        RenderTarget.error_code,
+        RenderTarget.error_message,
+        RenderTarget.action_key,
+        RenderTarget.request_digest,
+        RenderTarget.id,
+        RenderTarget.job_id,
+    ).where(RenderTarget.run_id == run_id)
+    if where.states:
+        statement = statement.where(RenderTarget.state.in_(where.states))
+    if where.failed_only:
+        statement = statement.where(RenderTarget.error_code.is_not(None))
+    if where.error_code is not None:
+        statement = statement.where(RenderTarget.error_code == where.error_code)
+    if where.application is not None:
+        statement = statement.where(RenderTarget.application == where.application)
+    if where.cluster_profile is not None:
+        statement = statement.where(RenderTarget.cluster_profile == where.cluster_profile)
+    statement = statement.order_by(
+        RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.selection
+    )
+    return [TargetRow(*row) for row in session.execute(statement)]
+
+
+def jobs_of_run(session: Session, run_id: str) -> list[RenderJob]:
+    return list(session.scalars(select(RenderJob).where(RenderJob.run_id == run_id).order_by(RenderJob.id)))

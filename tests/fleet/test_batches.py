@@ -1,0 +1,227 @@
+"""Per-application batched jobs, on SQLite and PostgreSQL: a job renders a batch of its
+application's targets, records every result in one transaction, and keeps its guarantees under
+takeovers, duplicate deliveries, cached failures and forged requests."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+import farm.scheduler.jobs as jobs
+from farm.catalog import load_catalog
+from farm.core.errors import CoreError
+from farm.scheduler.jobs import run_job
+from farm.scheduler.planner import plan_run
+from farm.scheduler.progress import run_summary
+from farm.scheduler.reconcile import stale_jobs
+from farm.scheduler.service import plan_catalog
+from farm.store import models
+from farm.store.db import session_scope
+from farm.store.runs import claim_job, targets_of_run
+
+from .conftest import Catalog, FleetEnv
+
+BARE_PROFILE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: {name}
+spec: {{}}
+"""
+
+
+def _count(env: FleetEnv, model: type) -> int:
+    with session_scope(env.storage.sessions) as session:
+        return session.scalar(select(func.count()).select_from(model)) or 0
+
+
+def _targets(env: FleetEnv, run_id: str) -> dict[tuple[str, str], models.RenderTarget]:
+    with session_scope(env.storage.sessions) as session:
+        return {(t.application, t.cluster_profile): t for t in targets_of_run(session, run_id)}
+
+
+def _run_all(env: FleetEnv, queued: list[tuple[str, str]], worker: str = "w1") -> list[jobs.JobOutcome]:
+    return [
+        run_job(env.storage, env.signer, job_id, worker=worker, expected_batch_key=key)
+        for job_id, key in queued
+    ]
+
+
+def test_a_job_is_one_application_and_a_batch_of_its_targets(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    snapshot = load_catalog(catalog.root)
+    planned = plan_run(fleet_env.storage, snapshot, source="tests", batch_size=2)
+    with session_scope(fleet_env.storage.sessions) as session:
+        job_rows = list(
+            session.scalars(select(models.RenderJob).where(models.RenderJob.run_id == planned.run_id))
+        )
+    # 4 applications x 3 clusters minus one exclusion = 11 targets; batches of at most 2 per application
+    assert sorted(job.target_count for job in job_rows) == [1, 1, 1, 2, 2, 2, 2]
+    assert {job.application for job in job_rows} == {f"app-{i}" for i in range(4)}
+    assert planned.total == 11 and planned.cached == 0
+    _run_all(fleet_env, planned.queued)
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert (summary.state, summary.counts) == ("completed", {"succeeded": 11})
+
+
+def test_a_broken_target_fails_alone_and_its_batch_siblings_render(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    (catalog.root / "clusters" / "cluster-b.yaml").write_text(BARE_PROFILE.format(name="cluster-b"))
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    outcomes = _run_all(fleet_env, planned.queued)
+    assert all(outcome.state == "succeeded" for outcome in outcomes)  # a job records failures too
+    targets = _targets(fleet_env, planned.run_id)
+    for (application, cluster), target in targets.items():
+        if cluster == "cluster-b":
+            assert target.state == "failed" and target.error_code and target.output_digest is None
+            assert "expose" in (target.error_message or ""), target.error_message
+        else:
+            assert target.state == "succeeded" and target.output_digest, (application, cluster)
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert summary.state == "completed_with_failures" and summary.failed == 4
+
+
+def test_a_cached_failure_is_reported_again_without_a_render(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    catalog.break_app("app-1")
+    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    _run_all(fleet_env, first.queued)
+    failed = {k: t for k, t in _targets(fleet_env, first.run_id).items() if t.state == "failed"}
+    assert {app for app, _ in failed} == {"app-1"}
+
+    _, second = plan_catalog(fleet_env.storage, catalog.root)
+    assert second.queued == [] and second.cached == second.total  # nothing to render
+    summary = run_summary(fleet_env.storage, second.run_id)
+    assert summary.counts == {"cached": 8, "cached_failure": 3}
+    assert summary.state == "completed_with_failures"
+    for key, target in _targets(fleet_env, second.run_id).items():
+        if key in failed:
+            assert (target.state, target.error_code, target.error_message) == (
+                "cached",
+                failed[key].error_code,
+                failed[key].error_message,
+            )
+            assert target.job_id is None
+
+
+def test_internal_errors_are_never_cached(
+    fleet_env: FleetEnv, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(request: object) -> None:
+        raise ZeroDivisionError("a handler bug")
+
+    monkeypatch.setattr(jobs, "render", crash)
+    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    _run_all(fleet_env, first.queued)
+    assert {t.error_code for t in _targets(fleet_env, first.run_id).values()} == {jobs.INTERNAL_ERROR}
+    assert _count(fleet_env, models.FailedAction) == 0
+    monkeypatch.undo()
+    _, second = plan_catalog(fleet_env.storage, catalog.root)
+    assert second.cached == 0 and len(second.queued) == len(first.queued)
+
+
+def test_a_cluster_profile_edit_re_renders_exactly_its_targets(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    _run_all(fleet_env, first.queued)
+    catalog.write_cluster("cluster-b", ingress_class="traefik")
+    _, second = plan_catalog(fleet_env.storage, catalog.root)
+    _run_all(fleet_env, second.queued)
+    targets = _targets(fleet_env, second.run_id)
+    rendered = sorted(key for key, target in targets.items() if target.state == "succeeded")
+    assert rendered == [(f"app-{i}", "cluster-b") for i in range(4)]
+    assert all(t.state == "cached" for key, t in targets.items() if key[1] != "cluster-b")
+    assert b"traefik" in fleet_env.storage.objects.get(targets[("app-0", "cluster-b")].output_digest or "")
+
+
+def test_a_request_blob_whose_bytes_do_not_match_its_digest_fails_its_targets_as_forged(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    victim = _targets(fleet_env, planned.run_id)[("app-2", "cluster-a")]
+    assert victim.request_digest is not None
+    blob = Path(fleet_env.settings.object_store) / "sha256" / victim.request_digest
+    blob.chmod(0o644)
+    blob.write_bytes(blob.read_bytes().replace(b"cluster-a", b"cluster-b"))
+    _run_all(fleet_env, planned.queued)
+    targets = _targets(fleet_env, planned.run_id)
+    forged = targets[("app-2", "cluster-a")]
+    assert (forged.state, forged.error_code, forged.output_digest) == ("failed", jobs.FORGED_REQUEST, None)
+    assert victim.request_digest in (forged.error_message or "")
+    assert [k for k, t in targets.items() if t.state == "failed"] == [("app-2", "cluster-a")]
+
+
+def test_a_message_naming_another_batch_fails_its_targets_and_renders_nothing(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    job_id, _ = planned.queued[0]
+    outcome = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key="0" * 64)
+    assert outcome.failed >= 1 and outcome.rendered == 0
+    assert {result.error_code for result in outcome.results} == {jobs.FORGED_MESSAGE}
+    assert _count(fleet_env, models.RenderOutput) == 0
+
+
+def test_a_duplicate_delivery_of_a_batch_is_skipped_and_writes_nothing_twice(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    job_id, key = planned.queued[0]
+    first = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)
+    evidence = _count(fleet_env, models.EvidenceRecord)
+    again = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w2", expected_batch_key=key)
+    assert (first.state, again.state) == ("succeeded", "skipped")
+    assert _count(fleet_env, models.EvidenceRecord) == evidence
+
+
+def test_a_re_delivered_batch_skips_what_a_twin_already_rendered(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    """Two runs of one catalog plan the same keys; when the second run's batch runs, the first
+    run's twin has rendered them: they are recorded as cached, with no new render or evidence."""
+    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    _, second = plan_catalog(fleet_env.storage, catalog.root)  # planned before anything rendered
+    assert second.cached == 0
+    _run_all(fleet_env, first.queued)
+    evidence = _count(fleet_env, models.EvidenceRecord)
+    outcomes = _run_all(fleet_env, second.queued)
+    assert sum(outcome.rendered for outcome in outcomes) == 0
+    assert sum(outcome.cached for outcome in outcomes) == second.total
+    assert _count(fleet_env, models.EvidenceRecord) == evidence
+    assert run_summary(fleet_env.storage, second.run_id).counts == {"cached": second.total}
+
+
+@pytest.mark.parametrize("then_fail", [False, True], ids=["success", "failure"])
+def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing(
+    fleet_env: FleetEnv, catalog: Catalog, monkeypatch: pytest.MonkeyPatch, then_fail: bool
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    job_id, key = planned.queued[0]
+    render = jobs.render
+    taken: list[bool] = []
+
+    def taken_over(request: object) -> object:
+        """While w1 renders its first target, the reconciler re-queues its job and w2 claims it."""
+        if not taken and job_id in dict(stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))):
+            taken.append(True)
+            with session_scope(fleet_env.storage.sessions) as session:
+                assert claim_job(session, job_id, worker="w2") is not None
+        if then_fail:
+            raise CoreError("refused after the takeover")
+        return render(request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "render", taken_over)
+    outcome = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)
+    assert outcome.state == "skipped"
+    with session_scope(fleet_env.storage.sessions) as session:
+        job = session.get(models.RenderJob, job_id)
+        assert job is not None and (job.state, job.claimed_by, job.attempts) == ("running", "w2", 2)
+    assert {t.state for t in _targets(fleet_env, planned.run_id).values()} == {"queued"}
+    for model in (models.EvidenceRecord, models.ActionCacheEntry, models.FailedAction):
+        assert _count(fleet_env, model) == 0  # w1's rows were rolled back
+
+    monkeypatch.undo()  # the reconciler hands the job on again; every target ends exactly once
+    stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))
+    _run_all(fleet_env, planned.queued, worker="w3")
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert summary.state == "completed" and summary.counts == {"succeeded": planned.total}
