@@ -76,7 +76,10 @@ COMPONENT_TYPES: dict[str, str] = {
     "worker": "farm.core.components.roles:WORKER",
     # --- core objects ---
     "configmap": "farm.core.components.configmap:HANDLER",
+    "limitrange": "farm.core.components.corekinds:LIMIT_RANGE",
+    "namespace": "farm.core.components.corekinds:NAMESPACE",
     "persistentvolumeclaim": "farm.core.components.persistentvolumeclaim:HANDLER",
+    "resourcequota": "farm.core.components.corekinds:RESOURCE_QUOTA",
     "secret": "farm.core.components.secret:HANDLER",
     "service": "farm.core.components.service:HANDLER",
     "serviceaccount": "farm.core.components.serviceaccount:HANDLER",
