@@ -31,6 +31,9 @@ class ComponentType:
     # policy places them." No type has a built-in tier; untiered components sort with "apps".
     tier: str = TIER_APPS
     cluster_scoped: bool = False
+    # Whether the one object it generates is claimed under role "object" when the handler states no
+    # claims. Objects written elsewhere (passthrough, manifests, crd) are named by their author.
+    claims_object: bool = True
 
 
 @dataclass
