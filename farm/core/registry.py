@@ -220,6 +220,7 @@ TRAIT_TYPES: dict[str, str] = {
     "pvc": "farm.core.traits.pvc:HANDLER",
     "rbac": "farm.core.traits.rbac:HANDLER",
     "scaler": "farm.core.traits.scaler:HANDLER",
+    "secret": "farm.core.traits.secret:HANDLER",
     "security-context": "farm.core.traits.security_context:HANDLER",
     "topology-spread": "farm.core.traits.topology_spread:HANDLER",
     "volsync": "farm.core.traits.volsync:HANDLER",
