@@ -45,6 +45,17 @@ class BuildContext:
     components: tuple[ComponentSpec, ...] = ()
 
 
+@dataclass(frozen=True)
+class NameClaim:
+    """A name a component resolves for one object it generates, under a name role (seed 002,
+    "Name roles"): ``set_by`` is the property that gave the name, None for the role's default.
+    Two claims of one kind, namespace and name are a name collision."""
+
+    obj: dict[str, Any] = field(hash=False, compare=False)
+    role: str = "object"
+    set_by: str | None = None
+
+
 @dataclass
 class Generated:
     """The objects a component produced, plus the facts traits need about them.
@@ -73,6 +84,9 @@ class Generated:
     service_port: int | None = None
     service_port_name: str | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    # The names the component claims. None: a component that generates one object claims it under
+    # role "object" (set by properties.objectName when that names it); several objects, none.
+    claims: list[NameClaim] | None = None
 
     def pod_spec(self) -> dict[str, Any] | None:
         """The pod spec of the main workload (Deployment, StatefulSet, Job, CronJob, …)."""

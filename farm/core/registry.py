@@ -31,6 +31,9 @@ class ComponentType:
     # policy places them." No type has a built-in tier; untiered components sort with "apps".
     tier: str = TIER_APPS
     cluster_scoped: bool = False
+    # Whether the one object it generates is claimed under role "object" when the handler states no
+    # claims. Objects written elsewhere (passthrough, manifests, crd) are named by their author.
+    claims_object: bool = True
 
 
 @dataclass
@@ -76,7 +79,10 @@ COMPONENT_TYPES: dict[str, str] = {
     "worker": "farm.core.components.roles:WORKER",
     # --- core objects ---
     "configmap": "farm.core.components.configmap:HANDLER",
+    "limitrange": "farm.core.components.corekinds:LIMIT_RANGE",
+    "namespace": "farm.core.components.corekinds:NAMESPACE",
     "persistentvolumeclaim": "farm.core.components.persistentvolumeclaim:HANDLER",
+    "resourcequota": "farm.core.components.corekinds:RESOURCE_QUOTA",
     "secret": "farm.core.components.secret:HANDLER",
     "service": "farm.core.components.service:HANDLER",
     "serviceaccount": "farm.core.components.serviceaccount:HANDLER",
@@ -214,6 +220,7 @@ TRAIT_TYPES: dict[str, str] = {
     "pvc": "farm.core.traits.pvc:HANDLER",
     "rbac": "farm.core.traits.rbac:HANDLER",
     "scaler": "farm.core.traits.scaler:HANDLER",
+    "secret": "farm.core.traits.secret:HANDLER",
     "security-context": "farm.core.traits.security_context:HANDLER",
     "topology-spread": "farm.core.traits.topology_spread:HANDLER",
     "volsync": "farm.core.traits.volsync:HANDLER",

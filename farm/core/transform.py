@@ -12,7 +12,9 @@ Order of work, as the reference does it:
    write each component's objects in order, the traits' objects after them, and last the objects
    a trait asks to be placed at the end of the bundle. Objects that belong to the document (a
    generated source) come first, once, ahead of every bundle;
-5. refuse a generated-object collision (two origins producing one object identity);
+5. refuse a name collision (two components resolving one name of one kind and namespace, each
+   under its name role), then a generated-object collision (two origins producing one object
+   identity: a trait's object meets another's, or a component's);
 6. run the environment policy over every emitted object: its object kind rules, and the pod
    checks of every object with a pod template.
 """
@@ -38,6 +40,7 @@ from farm.core.model import (
     BuildContext,
     ComponentSpec,
     Generated,
+    NameClaim,
     TraitSpec,
     pod_spec_of,
 )
@@ -232,15 +235,65 @@ def _add_document_objects(documents: list[dict[str, Any]], new: list[dict[str, A
             documents.append(obj)
 
 
+def _claims_of(component: ComponentSpec, generated: Generated) -> list[NameClaim]:
+    """The names a component claims: what its handler states, else its one object under role
+    "object" (set by properties.objectName when that names it)."""
+    if generated.claims is not None:
+        return generated.claims
+    handler = component_type(component.type)
+    if handler is None or not handler.claims_object or len(generated.objects) != 1:
+        return []
+    obj = generated.objects[0]
+    object_name = component.properties.get("objectName")
+    named = isinstance(object_name, str) and object_name and object_name == _name_of(obj)
+    return [NameClaim(obj, "object", "properties.objectName" if named else None)]
+
+
+def _name_of(obj: dict[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("name")
+
+
+def _identity(obj: dict[str, Any]) -> tuple[Any, ...]:
+    """An object's identity to the API: group, kind, namespace, name (the version aside)."""
+    metadata = obj.get("metadata") or {}
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return (group, obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
+
+
+def _describe_claim(component: str, claim: NameClaim) -> str:
+    how = f"set by {claim.set_by}" if claim.set_by else "its default"
+    return f'component "{component}" (role "{claim.role}", {how})'
+
+
+def _check_name_claims(claims: list[tuple[str, NameClaim]]) -> None:
+    """Every resolved name is held against every other of its kind and namespace (one cluster-scoped
+    name): two claims of one name are refused, naming both components and their roles."""
+    seen: dict[tuple[Any, ...], tuple[str, NameClaim]] = {}
+    for component, claim in claims:
+        identity = _identity(claim.obj)
+        if identity in seen:
+            first = _describe_claim(*seen[identity])
+            raise TransformError(
+                f"name collision: {_describe_object(claim.obj)} is named by {first} and by "
+                f"{_describe_claim(component, claim)}; give one of them another name"
+            )
+        seen[identity] = (component, claim)
+
+
 def _build_bundle(
-    components: list[ComponentSpec], ctx: BuildContext, documents: list[dict[str, Any]]
+    components: list[ComponentSpec],
+    ctx: BuildContext,
+    documents: list[dict[str, Any]],
+    claims: list[tuple[str, NameClaim]],
 ) -> list[tuple[dict[str, Any], str]]:
-    """The bundle's objects in output order, each with what generated it (for collision errors)."""
+    """The bundle's objects in output order, each with what generated it (for collision errors);
+    the names its components claim are added to ``claims``."""
     own: list[tuple[dict[str, Any], str]] = []
     generated_by_component = []
     for component in components:
         generated = _build_component(component, ctx)
         generated_by_component.append((component, generated))
+        claims.extend((component.name, claim) for claim in _claims_of(component, generated))
     trait_objects: list[tuple[dict[str, Any], str]] = []
     tail_objects: list[tuple[dict[str, Any], str]] = []
     for component, generated in generated_by_component:
@@ -273,14 +326,7 @@ def _check_collisions(objects: list[tuple[dict[str, Any], str]]) -> None:
     """Two generated objects with one identity would overwrite each other when applied: refuse."""
     seen: dict[tuple[Any, ...], str] = {}
     for obj, origin in objects:
-        api_version = str(obj.get("apiVersion") or "")
-        metadata = obj.get("metadata") or {}
-        identity = (
-            api_version.rpartition("/")[0],
-            obj.get("kind"),
-            metadata.get("namespace"),
-            metadata.get("name"),
-        )
+        identity = _identity(obj)
         if identity in seen:
             raise TransformError(
                 f"generated-object collision: {_describe_object(obj)} is generated by both {seen[identity]} "
@@ -340,9 +386,11 @@ def transform(
     # document-owned objects (generated sources) form the application bundle, ahead of every tier
     documents: list[dict[str, Any]] = []
     built: list[tuple[dict[str, Any], str]] = []
+    claims: list[tuple[str, NameClaim]] = []
     for tier in TIERS:
         if by_tier[tier]:
-            built.extend(_build_bundle(by_tier[tier], ctx, documents))
+            built.extend(_build_bundle(by_tier[tier], ctx, documents, claims))
+    _check_name_claims(claims)
     _check_collisions(built)
     objects = documents + [obj for obj, _ in built]
     _enforce_object_policy(objects, policy)

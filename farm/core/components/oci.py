@@ -19,7 +19,7 @@ from typing import Any
 from farm.core.components import fluxsources as sources
 from farm.core.errors import FieldError
 from farm.core.fields import go_type_name, parse_bool_field, parse_list_field, parse_object_field
-from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.names import is_dns1123_subdomain
 from farm.core.registry import ComponentType
 
@@ -201,13 +201,23 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
         kustomization = _kustomization(
             props, kustomization_name or component.name, ctx.namespace, name, interval
         )
-        return Generated(objects=[kustomization], document_objects=[source])
+        claims = [_claim(kustomization, "oci-kustomization", kustomization_name, "kustomizationName")]
+        return Generated(objects=[kustomization], document_objects=[source], claims=claims)
     source_name = object_name or component.name
     source = sources.source_object("OCIRepository", source_name, ctx.namespace, source_spec)
     kustomization = _kustomization(
         props, kustomization_name or component.name, ctx.namespace, source_name, interval
     )
-    return Generated(objects=[source, kustomization])
+    claims = [
+        _claim(source, "oci-source", object_name, "source.objectName"),
+        _claim(kustomization, "oci-kustomization", kustomization_name, "kustomizationName"),
+    ]
+    return Generated(objects=[source, kustomization], claims=claims)
+
+
+def _claim(obj: dict[str, Any], role: str, authored: str, key: str) -> NameClaim:
+    """Every name of the rule is claimed, the default included (seed 002, oci)."""
+    return NameClaim(obj, role, f"properties.{key}" if authored else None)
 
 
 def _check_source_policy(ctx: BuildContext, url: str) -> None:

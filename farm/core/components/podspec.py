@@ -89,6 +89,7 @@ class Claim:
     storage_class: str | None = None
     volume_mode: str = ""
     object_name: str = ""
+    named_by: str = ""  # the property path of an authored claimObjectName
 
     @property
     def described(self) -> bool:
@@ -171,6 +172,7 @@ def _pvc_source(name: str, pvc: dict[str, Any], path: str) -> Claim:
         if not is_dns1123_subdomain(object_name):
             raise FieldError(f'{path}.claimObjectName: "{object_name}" is not a valid DNS-1123 subdomain')
         claim.object_name = object_name
+        claim.named_by = f"{path}.claimObjectName"
     return claim
 
 

@@ -33,7 +33,7 @@ from farm.core.components.cnpg_kinds import CLUSTER_SPEC
 from farm.core.components.postgresql_parse import PostgresqlConfig, parse_config
 from farm.core.errors import FieldError
 from farm.core.kinds.engine import decode_struct
-from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.registry import ComponentType
 
 DEFAULT_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
@@ -105,14 +105,29 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
         raise FieldError(f"replicas: must be >= 1, got {config.replicas}")
     cluster_name = _cluster_name(config, component.name)
     names = members.member_names(config, component, cluster_name, ctx)
-    objects = [_cluster(config, cluster_name, names.object_store, ctx)]
+    cluster = _cluster(config, cluster_name, names.object_store, ctx)
+    objects = [cluster]
+    claims = [_claim(cluster, "postgresql-cluster", config.cluster_object_name, "clusterObjectName")]
     if names.object_store is not None:
-        objects.append(members.object_store(config, names.object_store, ctx))
+        store = members.object_store(config, names.object_store, ctx)
+        objects.append(store)
+        claims.append(
+            _claim(store, "postgresql-objectstore", config.object_store_object_name, "objectStoreObjectName")
+        )
     if names.pooler is not None:
-        objects.append(members.pooler(config, names.pooler, cluster_name, ctx))
+        pooler = members.pooler(config, names.pooler, cluster_name, ctx)
+        objects.append(pooler)
+        claims.append(_claim(pooler, "pooler", config.pooler_name, "poolerName"))
     for db_name, entry in members.ordered_databases(config, names):
-        objects.append(members.database(entry, db_name, cluster_name, ctx))
-    return Generated(objects=objects)
+        database = members.database(entry, db_name, cluster_name, ctx)
+        objects.append(database)
+        claims.append(_claim(database, "database", entry["objectName"], f"{entry['path']}.objectName"))
+    return Generated(objects=objects, claims=claims)
+
+
+def _claim(obj: dict[str, Any], role: str, authored: Any, key: str) -> NameClaim:
+    """Each member's name is claimed under its role (seed 002, postgresql)."""
+    return NameClaim(obj, role, f"properties.{key}" if authored else None)
 
 
 HANDLER = ComponentType(

@@ -279,11 +279,12 @@ def build_crd(component: ComponentSpec, ctx: BuildContext) -> Generated:
     return Generated(objects=objects)
 
 
-PASSTHROUGH = ComponentType(name="passthrough", build=build_passthrough, emits=("* *",))
-MANIFESTS = ComponentType(name="manifests", build=build_manifests, emits=("* *",))
+PASSTHROUGH = ComponentType(name="passthrough", build=build_passthrough, emits=("* *",), claims_object=False)
+MANIFESTS = ComponentType(name="manifests", build=build_manifests, emits=("* *",), claims_object=False)
 CRD = ComponentType(
     name="crd",
     build=build_crd,
     emits=("apiextensions.k8s.io/v1 CustomResourceDefinition",),
     cluster_scoped=True,
+    claims_object=False,
 )

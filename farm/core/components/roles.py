@@ -22,7 +22,7 @@ from farm.core.components.service import (
 from farm.core.components.serviceaccount import build_service_account
 from farm.core.errors import FieldError
 from farm.core.fields import parse_bool_field, parse_int32_field
-from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.registry import ComponentType
 
 ROLE_KEYS = SHARED_KEYS + (
@@ -88,14 +88,22 @@ def _build_role(component: ComponentSpec, ctx: BuildContext, web: bool) -> Gener
     if affinity:
         workload.deployment["spec"]["template"]["spec"]["affinity"] = affinity
     objects = [workload.deployment]
+    claims = [_claim(workload.deployment, "workload-deployment", props, "deploymentObjectName")]
     if web and port is not None and service_object is not None:
-        objects.append(build_service(service_object, name, ctx.namespace, http_service_spec(name, port)))
+        service = build_service(service_object, name, ctx.namespace, http_service_spec(name, port))
+        objects.append(service)
+        claims.append(_claim(service, "workload-service", props, "serviceObjectName"))
     if account is not None:
-        objects.append(build_service_account(account, name, ctx.namespace, False, []))
+        account_object = build_service_account(account, name, ctx.namespace, False, [])
+        objects.append(account_object)
+        claims.append(_claim(account_object, "workload-serviceaccount", props, "serviceAccountObjectName"))
     default_class = (ctx.capabilities.get("pvc") or {}).get("storageClassName")
     for claim in workload.volumes.claims:
         if claim.described:
-            objects.append(p.build_claim(claim, name, ctx.namespace, default_class))
+            pvc = p.build_claim(claim, name, ctx.namespace, default_class)
+            objects.append(pvc)
+            set_by = f"properties.{claim.named_by}" if claim.named_by else None
+            claims.append(NameClaim(pvc, "workload-volume-claim", set_by))
     facts: dict[str, Any] = {"replicas": workload.replicas}
     non_rwx = p.non_rwx_claim(workload.volumes)
     if non_rwx is not None:
@@ -107,7 +115,13 @@ def _build_role(component: ComponentSpec, ctx: BuildContext, web: bool) -> Gener
         service_port=port,
         service_port_name="http" if web else None,
         facts=facts,
+        claims=claims,
     )
+
+
+def _claim(obj: dict[str, Any], role: str, props: dict[str, Any], key: str) -> NameClaim:
+    """The name role of one member's object: set by its property, else the component name."""
+    return NameClaim(obj, role, f"properties.{key}" if props.get(key) is not None else None)
 
 
 def build_webservice(component: ComponentSpec, ctx: BuildContext) -> Generated:

@@ -11,7 +11,7 @@ from farm.core.components.configmap import check_keys, check_size, decode_base64
 from farm.core.errors import FieldError
 from farm.core.fields import go_type_name, parse_bool_field, parse_object_field
 from farm.core.model import BuildContext, ComponentSpec, Generated
-from farm.core.names import component_label_value
+from farm.core.names import component_label_value, is_dns1123_subdomain
 from farm.core.policy import REFUSAL_EXPLICIT_SECRET, Policy, refuse
 from farm.core.registry import ComponentType
 
@@ -78,12 +78,25 @@ def generate_secret(
     return obj
 
 
+def _object_name(component: ComponentSpec) -> str:
+    """The Secret is named after the component, or its objectName (seed 002, secret)."""
+    name = component.properties.get("objectName")
+    if name is None or name == "":
+        return component.name
+    if not isinstance(name, str):
+        raise FieldError(f"objectName: must be a string, got {go_type_name(name)}")
+    if not is_dns1123_subdomain(name):
+        raise FieldError(f'objectName: "{name}" is not a valid DNS-1123 subdomain')
+    return name
+
+
 def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
-    check_keys(component.properties, SECRET_KEYS)
+    check_keys(component.properties, SECRET_KEYS | {"objectName"})
+    name = _object_name(component)
     config = parse_secret_properties(component.properties)
     check_explicit_secret_policy(ctx.policy)
     labels = {"app": component_label_value(component.name)}
-    return Generated(objects=[generate_secret(config, component.name, ctx.namespace, labels)])
+    return Generated(objects=[generate_secret(config, name, ctx.namespace, labels)])
 
 
 HANDLER = ComponentType(name="secret", build=build, emits=("v1 Secret",), status="kind")

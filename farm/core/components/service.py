@@ -25,6 +25,7 @@ _LB_ONLY = (
     "allocateLoadBalancerNodePorts",
 )
 PROPERTIES = (
+    "objectName",
     "selector",
     "ports",
     "type",
@@ -255,9 +256,20 @@ def _check_keys(props: dict[str, Any]) -> None:
             raise FieldError(f'unknown property "{key}"')
 
 
+def _object_name(component: ComponentSpec) -> str:
+    """The Service's name: objectName, else the component's. Either becomes the Service's
+    metadata.name, so it is held to the DNS-1035 label the API server requires."""
+    name, present = parse_string_field(component.properties, "objectName", "objectName")
+    if present and name:
+        check_service_name(name, "objectName")
+        return name
+    check_service_name(component.name)
+    return component.name
+
+
 def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     props = component.properties
-    check_service_name(component.name)
+    object_name = _object_name(component)
     _check_keys(props)
     service_type = _enum(props, "type", _TYPES) or "ClusterIP"
     spec: dict[str, Any] = {"type": service_type}
@@ -285,11 +297,11 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     if ports:
         spec["ports"] = ports
     _optional_fields(props, spec, service_type)
-    service = build_service(component.name, component.name, ctx.namespace, spec)
+    service = build_service(object_name, component.name, ctx.namespace, spec)
     first = ports[0] if ports and service_type != "ExternalName" else None
     return Generated(
         objects=[service],
-        service_name=component.name if first else None,
+        service_name=object_name if first else None,
         service_port=first["port"] if first else None,
         service_port_name=first.get("name") if first else None,
     )
