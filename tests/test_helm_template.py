@@ -503,3 +503,17 @@ def test_a_helmtemplate_refuses_keys_only_a_flux_release_reads() -> None:
     with pytest.raises(CoreError) as caught:
         render(app, PROFILE)
     assert caught.value.message == 'component "web": helmtemplate: unknown field "targetNamespace"'
+
+
+def test_two_components_resolving_to_one_hook_group_prefix_are_refused() -> None:
+    app = _app(TEMPLATE + "hookGroupNamePrefix: shop-api\n").decode() + textwrap.indent(
+        "- name: api\n  type: helmtemplate\n  properties:\n    chart: api\n    version: 1.0.0\n"
+        "    source:\n      url: https://charts.example.com\n",
+        " " * 4,
+    )
+    with pytest.raises(CoreError) as caught:
+        render(app.encode(), PROFILE)
+    assert caught.value.message == (
+        'component "web": helmtemplate: hook-group prefix "shop-api" is also the one of component "api", so '
+        "their hook-group layouts would take the same names; give one of them another hookGroupNamePrefix"
+    )

@@ -173,10 +173,29 @@ def _release_name(props: dict[str, Any], component: str) -> str:
     return name
 
 
-def _check_layout_names(props: dict[str, Any]) -> None:
+def _hook_group_prefix(component: ComponentSpec, app_name: str) -> str | None:
+    """The prefix of a component's hook-group layout names (authored, else
+    ``<application>-<component>``), or None for a component that renders no chart."""
+    props = component.properties
+    if component.type == "helm" and props.get("delivery") != "template":
+        return None
+    if component.type not in ("helm", "helmtemplate"):
+        return None
+    prefix = props.get("hookGroupNamePrefix")
+    return prefix if isinstance(prefix, str) and prefix else f"{app_name}-{component.name}"
+
+
+def _check_layout_names(props: dict[str, Any], component: ComponentSpec, ctx: BuildContext) -> None:
     prefix = _string(props, "hookGroupNamePrefix")
     if prefix and not is_dns1123_subdomain(prefix):
         raise _fail(f'hookGroupNamePrefix "{prefix}": must be a DNS-1123 subdomain')
+    mine = prefix or f"{ctx.app_name}-{component.name}"
+    for other in ctx.components:
+        if other.name != component.name and _hook_group_prefix(other, ctx.app_name) == mine:
+            raise _fail(
+                f'hook-group prefix "{mine}" is also the one of component "{other.name}", so their hook-group '
+                "layouts would take the same names; give one of them another hookGroupNamePrefix"
+            )
     name = _string(props, "layoutKustomizationName")
     if name and (len(name) > 63 or not is_dns1123_subdomain(name)):
         raise _fail(
@@ -295,7 +314,7 @@ def build_template(props: dict[str, Any], component: ComponentSpec, ctx: BuildCo
     values, secret_values = _values(props)
     overrides = _scope_overrides(props)
     release = _release_name(props, component.name)
-    _check_layout_names(props)
+    _check_layout_names(props, component, ctx)
     if secret_values and not ctx.policy.explicit_secrets_allowed:
         raise PolicyRefusal(
             f"{PREFIX}secretValues is set and the environment policy forbids explicit secrets; have the chart "
