@@ -31,7 +31,7 @@ STARTUP_CASE = ROOT / "tests" / "golden" / "multi-webservices-scaler-expose"
 
 from farm.core import yamlio  # noqa: E402
 from farm.core.errors import CoreError  # noqa: E402
-from farm.core.render import render  # noqa: E402
+from farm.core.render import RenderRequest, ValuesLayer, render  # noqa: E402
 
 
 def _golden_inputs() -> list[tuple[bytes, bytes, bytes | None, bytes | None]]:
@@ -71,11 +71,16 @@ def _example_inputs() -> list[tuple[bytes, bytes, bytes | None, bytes | None]]:
     return inputs
 
 
+def _request(app: bytes, cluster: bytes, package: bytes | None, values: bytes | None) -> RenderRequest:
+    layers = (ValuesLayer("values.yaml", values),) if values is not None else ()
+    return RenderRequest(app, cluster, package=package, values=layers)
+
+
 def _renderable(inputs):
     kept, outputs = [], []
     for app, cluster, package, values in inputs:
         try:
-            rendered = render(app, cluster, package=package, values=values)
+            rendered = render(_request(app, cluster, package, values))
         except CoreError:
             continue
         kept.append((app, cluster, package, values))
@@ -84,10 +89,11 @@ def _renderable(inputs):
 
 
 def _time_render(inputs, rounds: int) -> float:
+    requests = [_request(*entry) for entry in inputs]
     start = time.perf_counter()
     for _ in range(rounds):
-        for app, cluster, package, values in inputs:
-            render(app, cluster, package=package, values=values)
+        for request in requests:
+            render(request)
     return time.perf_counter() - start
 
 

@@ -12,7 +12,7 @@ import pytest
 from farm.core.charts import ChartRender, ChartRenderNeeded, ChartRequest
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import DEFAULT_POLICY, REFUSAL_EXPLICIT_SECRET, Policy
-from farm.core.render import Rendered, render
+from farm.core.render import Rendered, RenderRequest, render
 
 PROFILE = b"""\
 apiVersion: launcher.gokure.dev/v1alpha1
@@ -58,7 +58,7 @@ def _render(
     asked: list[ChartRequest] = []
     for _ in range(5):
         try:
-            return render(app, PROFILE, policy=policy, charts=charts), asked
+            return render(RenderRequest(app, PROFILE), policy=policy, charts=charts), asked
         except ChartRenderNeeded as needed:
             for request in needed.requests:
                 asked.append(request)
@@ -77,7 +77,7 @@ def _names(rendered: Rendered) -> list[str]:
 def test_without_chart_renders_the_build_stops_with_the_request_and_says_a_helm_binary_is_needed() -> None:
     app = _app(TEMPLATE + "values:\n  replicas: 2\nsecretValues:\n  auth:\n    password: s3cret\n")
     with pytest.raises(ChartRenderNeeded) as caught:
-        render(app, PROFILE)
+        render(RenderRequest(app, PROFILE))
     assert "needs a helm binary" in caught.value.message
     assert caught.value.message.startswith('component "web": helmtemplate: rendering chart web 1.2.0')
     (request,) = caught.value.requests
@@ -96,7 +96,7 @@ def test_an_oci_chart_is_requested_by_its_url_and_named_by_its_last_segment() ->
         "delivery: template\nversion: 0.9.1\nsource:\n  url: oci://registry.example.com/charts/cache\n"
     )
     with pytest.raises(ChartRenderNeeded) as caught:
-        render(app, PROFILE)
+        render(RenderRequest(app, PROFILE))
     (request,) = caught.value.requests
     assert (request.source_kind, request.chart, request.chart_name) == ("OCIRepository", "", "cache")
 
@@ -319,7 +319,7 @@ def test_a_failure_only_with_secret_values_says_that_without_them_it_renders() -
 
 def test_secret_values_are_refused_under_a_policy_that_forbids_explicit_secrets_before_any_render() -> None:
     with pytest.raises(PolicyRefusal) as caught:
-        render(_app(SECRET), PROFILE, policy=Policy(explicit_secrets_allowed=False))
+        render(RenderRequest(_app(SECRET), PROFILE), policy=Policy(explicit_secrets_allowed=False))
     assert caught.value.refusal_class == REFUSAL_EXPLICIT_SECRET
     assert caught.value.message.startswith(
         'component "web": helmtemplate: secretValues is set and the environment policy forbids explicit secrets'
@@ -354,7 +354,10 @@ def test_a_privileged_container_the_chart_renders_is_refused_naming_the_rendered
 
 def test_the_source_host_is_held_to_the_allowlist_before_any_render() -> None:
     with pytest.raises(PolicyRefusal) as caught:
-        render(_app(TEMPLATE), PROFILE, policy=Policy(allowed_registries=("registry.example.com",)))
+        render(
+            RenderRequest(_app(TEMPLATE), PROFILE),
+            policy=Policy(allowed_registries=("registry.example.com",)),
+        )
     assert "helmtemplate: source.url" in caught.value.message
 
 
@@ -436,7 +439,7 @@ def test_rendered_documents_that_cannot_be_read_are_refused(chart: str, expected
 )
 def test_the_helm_rule_refuses_what_a_client_side_render_cannot_honour(extra: str, expected: str) -> None:
     with pytest.raises(CoreError) as caught:
-        render(_app(TEMPLATE + extra), PROFILE)
+        render(RenderRequest(_app(TEMPLATE + extra), PROFILE))
     assert caught.value.message.startswith(f'component "web": {expected}')
 
 
@@ -465,21 +468,21 @@ def test_the_helm_rule_refuses_sources_a_client_side_render_cannot_read(
     properties: str, expected: str
 ) -> None:
     with pytest.raises(CoreError) as caught:
-        render(_app(properties), PROFILE)
+        render(RenderRequest(_app(properties), PROFILE))
     assert caught.value.message.startswith(f'component "web": {expected}')
 
 
 def test_a_long_component_name_defaults_to_the_shortened_release_name() -> None:
     name = "a" * 60
     with pytest.raises(ChartRenderNeeded) as caught:
-        render(_app(TEMPLATE, name=name), PROFILE)
+        render(RenderRequest(_app(TEMPLATE, name=name), PROFILE))
     release = caught.value.requests[0].release_name
     assert len(release) == 53 and release.startswith("a" * 40 + "-")
 
 
 def test_an_authored_release_name_over_53_characters_is_refused() -> None:
     with pytest.raises(CoreError) as caught:
-        render(_app(TEMPLATE + f"releaseName: {'r' * 54}\n"), PROFILE)
+        render(RenderRequest(_app(TEMPLATE + f"releaseName: {'r' * 54}\n"), PROFILE))
     assert "releaseName" in caught.value.message and "at most 53 characters" in caught.value.message
 
 
@@ -501,7 +504,7 @@ def test_a_helmtemplate_refuses_keys_only_a_flux_release_reads() -> None:
         type_name="helmtemplate",
     )
     with pytest.raises(CoreError) as caught:
-        render(app, PROFILE)
+        render(RenderRequest(app, PROFILE))
     assert caught.value.message == 'component "web": helmtemplate: unknown field "targetNamespace"'
 
 
@@ -512,7 +515,7 @@ def test_two_components_resolving_to_one_hook_group_prefix_are_refused() -> None
         " " * 4,
     )
     with pytest.raises(CoreError) as caught:
-        render(app.encode(), PROFILE)
+        render(RenderRequest(app.encode(), PROFILE))
     assert caught.value.message == (
         'component "web": helmtemplate: hook-group prefix "shop-api" is also the one of component "api", so '
         "their hook-group layouts would take the same names; give one of them another hookGroupNamePrefix"

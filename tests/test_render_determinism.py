@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from farm.core.render import render
+from farm.core.render import RenderRequest, render
 
 # Bounded: each example is a few renders; the other process is started once for the module.
 DETERMINISM = settings(
@@ -207,7 +207,7 @@ def _document(value: dict[str, Any]) -> bytes:
 
 def render_manifests(app: bytes, profile: bytes) -> bytes:
     """Module level, so the other process can run it."""
-    return render(app, profile).manifests
+    return render(RenderRequest(app, profile)).manifests
 
 
 @pytest.fixture(scope="module")
