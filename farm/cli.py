@@ -1,13 +1,92 @@
-"""The ``farm`` command. Each command group lives in ``farm/commands/`` and registers itself here."""
+"""The ``farm`` command. Each command group lives in ``farm/commands/`` and registers itself there.
+
+A command's module is imported only when that command runs (or when ``farm --help`` lists them
+all): ``farm build`` then imports the core and this CLI, not the database, Celery and S3 stacks
+the storage commands need, and starts several times faster.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, MutableMapping
 
 import typer
+from typer.core import TyperCommand, TyperGroup
+
+# Every command, in the order `farm --help` lists them, and the module under farm/commands whose
+# register(app) adds it. A module that registers a command must list it here
+# (tests/test_cli_startup.py checks both ways).
+COMMANDS: dict[str, str] = {
+    "build": "build",
+    "db": "db",
+    "keys": "keys",
+    "verify": "verify",
+    "gc": "gc",
+    "kinds": "kinds",
+    "run": "run",
+    "runs": "run",
+    "status": "run",
+    "diff": "run",
+    "output": "run",
+    "worker": "workers",
+    "beat": "workers",
+    "reconcile": "workers",
+}
+
+Command = TyperCommand | TyperGroup
+
+
+def load_module_commands(module_name: str) -> dict[str, Command]:
+    """The click commands that ``farm.commands.<module_name>.register`` adds, by name."""
+    module = importlib.import_module(f"farm.commands.{module_name}")
+    holder = typer.Typer()
+    module.register(holder)
+    return dict(typer.main.get_group(holder).commands)
+
+
+class _LazyCommands(MutableMapping[str, Command]):
+    """The root group's command table: every name in ``COMMANDS`` is known, its module is
+    imported at the first look-up of one of its commands."""
+
+    def __init__(self, loaded: MutableMapping[str, Command]) -> None:
+        self._loaded = dict(loaded)
+
+    def _load(self, name: str) -> None:
+        if name not in self._loaded and name in COMMANDS:
+            for command_name, command in load_module_commands(COMMANDS[name]).items():
+                self._loaded.setdefault(command_name, command)
+
+    def __getitem__(self, name: str) -> Command:
+        self._load(name)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._loaded))
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self._loaded
+
+
+class LazyGroup(TyperGroup):
+    """The root ``farm`` group, whose commands are imported on demand (see ``_LazyCommands``)."""
+
+    def __init__(self, **attrs: object) -> None:
+        super().__init__(**attrs)  # type: ignore[arg-type]
+        self.commands = _LazyCommands(self.commands)
+
 
 app = typer.Typer(
     name="farm",
+    cls=LazyGroup,
     help="A build farm for Kubernetes manifests: render, sign and qualify launcher Applications.",
     no_args_is_help=True,
     add_completion=False,
@@ -18,19 +97,6 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """A build farm for Kubernetes manifests: render, sign and qualify launcher Applications."""
-
-
-# Modules under farm/commands that expose register(app). Adding a command group adds one name.
-COMMAND_MODULES = ["build", "db", "keys", "verify", "gc", "kinds", "run", "workers"]
-
-
-def _register_commands() -> None:
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"farm.commands.{name}")
-        module.register(app)
-
-
-_register_commands()
 
 
 def main() -> None:

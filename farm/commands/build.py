@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from farm.charts import render_with_charts
 from farm.core.errors import CoreError
 from farm.core.render import RenderRequest, ValuesLayer, render
 
@@ -35,6 +36,9 @@ def build_command(
     output: Path | None = typer.Option(
         None, "-o", "--output", help="write DIR/<app name>.yaml instead of stdout"
     ),
+    charts: Path | None = typer.Option(
+        None, "--charts", help="chart folder (DIR/<chart>/Chart.yaml) helm renders from, fetching nothing"
+    ),
 ) -> None:
     """Render one Application for one ClusterProfile, exactly as `kurel build` does."""
     try:
@@ -51,7 +55,7 @@ def build_command(
             cluster_profile_source=str(profile),
             package_source=str(package_file),
         )
-        rendered = render(request)
+        rendered = render_with_charts(render, request, chart_dir=charts)
     except CoreError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
         raise typer.Exit(1) from None

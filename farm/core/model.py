@@ -3,9 +3,11 @@ component handler generates."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from farm.core.charts import ChartRender
 from farm.core.documents import ClusterProfile
 from farm.core.policy import DEFAULT_POLICY, Policy
 
@@ -43,6 +45,8 @@ class BuildContext:
     # every component of the document, as authored (a rule that shares a document-owned source
     # among components, or must not name one like a component, reads the others here)
     components: tuple[ComponentSpec, ...] = ()
+    # chart renders the caller fulfilled, by ChartRequest.key (see farm.core.charts)
+    charts: Mapping[str, ChartRender] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

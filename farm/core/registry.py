@@ -165,6 +165,7 @@ COMPONENT_TYPES: dict[str, str] = {
     "helmchart": "farm.core.components.fluxkinds:HELM_CHART",
     "helmrelease": "farm.core.components.fluxkinds:HELM_RELEASE",
     "helmrepository": "farm.core.components.fluxkinds:HELM_REPOSITORY",
+    "helmtemplate": "farm.core.components.helmtemplate:HANDLER",
     "imagepolicy": "farm.core.components.fluxextras:IMAGE_POLICY",
     "imagerepository": "farm.core.components.fluxextras:IMAGE_REPOSITORY",
     "imageupdateautomation": "farm.core.components.fluxextras:IMAGE_UPDATE_AUTOMATION",

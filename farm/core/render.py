@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from farm.core import yamlio
+from farm.core.charts import ChartRender
 from farm.core.documents import load_application_data, load_cluster_profile, load_package
 from farm.core.errors import DocumentError, ParameterError
 from farm.core.params import merge_values, parse_set_flags, parse_values_file, resolve_parameters, substitute
@@ -42,12 +44,19 @@ def _load_app_document(request: RenderRequest) -> dict[str, Any]:
     return substitute(raw, params)
 
 
-def render(request: RenderRequest, *, policy: Policy = DEFAULT_POLICY) -> Rendered:
-    """Render one request (an Application for one ClusterProfile). Raises a :class:`CoreError` subclass."""
+def render(
+    request: RenderRequest,
+    *,
+    policy: Policy = DEFAULT_POLICY,
+    charts: Mapping[str, ChartRender] | None = None,
+) -> Rendered:
+    """Render one request (an Application for one ClusterProfile). Raises a :class:`CoreError` subclass;
+    ``farm.core.charts.ChartRenderNeeded`` when a chart must be rendered first and ``charts``, the
+    chart renders the caller answered by request key, lacks it."""
     raw = _load_app_document(request)
     application = load_application_data(raw, source=request.app_source)
     cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source)
-    objects = transform(application, cluster, namespace=request.namespace, policy=policy)
+    objects = transform(application, cluster, namespace=request.namespace, policy=policy, charts=charts)
     warnings = () if objects else (NO_RESOURCES_WARNING,)
     text = yamlio.dump_documents(objects)
     return Rendered(application.metadata.name, text.encode("utf-8"), tuple(objects), warnings)

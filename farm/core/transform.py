@@ -21,6 +21,7 @@ Order of work, as the reference does it:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from farm.core.capabilities import (
     missing_capability_error,
     resolve_capability,
 )
+from farm.core.charts import ChartRender
 from farm.core.documents import Application, ClusterProfile
 from farm.core.errors import CapabilityError, CoreError, TransformError
 from farm.core.model import (
@@ -363,8 +365,10 @@ def transform(
     *,
     namespace: str | None = None,
     policy: Policy = DEFAULT_POLICY,
+    charts: Mapping[str, ChartRender] | None = None,
 ) -> list[dict[str, Any]]:
-    """The objects an Application renders to for a ClusterProfile, in output order."""
+    """The objects an Application renders to for a ClusterProfile, in output order. ``charts``
+    holds the chart renders a client-side Helm render needs (see farm.core.charts)."""
     capabilities = evaluate_profile(profile)
     ctx = BuildContext(
         app_name=app.metadata.name,
@@ -372,6 +376,7 @@ def transform(
         profile=profile,
         policy=policy,
         capabilities=capabilities,
+        charts=charts or {},
     )
     components = _component_specs(app)
     ctx = replace(ctx, components=tuple(components))

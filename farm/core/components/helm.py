@@ -8,8 +8,12 @@ a HelmRepository for an ``http(s)://`` URL, an OCIRepository for ``oci://``, a G
 ``oci:<url>:<version>``, ``git:<JSON of url and ref>`` or ``bucket:<JSON of provider, endpoint,
 bucketName, region, prefix>``; components of one document with one identity share it.
 
-``delivery: template`` renders the chart client-side, which needs the network and a Helm engine;
-the core is pure, so it is refused with a message saying so.
+``delivery: template`` lowers to a helmtemplate (:mod:`helmtemplate`) with the inline source's URL
+and resolved kind, chart, version, values, secretValues, scopeOverrides, an authored releaseName,
+hookGroupNamePrefix and layoutKustomizationName, after refusing what a client-side render cannot
+honour: a source reference, valuesMode: configMap, the names of objects only Flux delivery
+generates, a Git or Bucket source, an OCI chart without version, and the keys only a
+Flux-reconciled release reads.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from farm.core.components import fluxsources as sources
+from farm.core.components import helmtemplate, rawobjects
 from farm.core.components.helmrelease import check_values, finish_spec, helmrelease_object
 from farm.core.errors import FieldError, PolicyRefusal
 from farm.core.fields import go_type_name
@@ -92,7 +97,7 @@ class Source:
 # --- strict keys ----------------------------------------------------------------------------
 
 
-def _check_keys(props: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+def check_keys(props: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
     folded: dict[str, str] = {}
     for key in props:
         other = folded.get(key.lower())
@@ -118,7 +123,7 @@ def _string(props: dict[str, Any], key: str, path: str) -> str:
 # --- the source -----------------------------------------------------------------------------
 
 
-def _check_no_userinfo(url: str) -> None:
+def check_no_userinfo(url: str) -> None:
     try:
         netloc = urlsplit(url).netloc
     except ValueError:
@@ -131,7 +136,7 @@ def _check_no_userinfo(url: str) -> None:
         )
 
 
-def _inline_kind(url: str, kind: str) -> str:
+def inline_kind(url: str, kind: str) -> str:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if kind == "":
         if scheme == "oci":
@@ -176,7 +181,7 @@ def _git_source(src: dict[str, Any], url: str) -> tuple[dict[str, Any], str]:
             "source.ref: an inline GitRepository needs exactly one of branch, tag, semver, name, commit"
             + ("" if ref is None else f", got {go_type_name(ref)}")
         )
-    _check_keys(ref, GIT_REF_FIELDS, "source.ref.")
+    check_keys(ref, GIT_REF_FIELDS, "source.ref.")
     present = [key for key in GIT_REF_FIELDS if key in ref and ref[key] is not None]
     if len(present) != 1:
         raise _fail(
@@ -242,8 +247,8 @@ def _inline_source(src: dict[str, Any], version: str) -> Source:
         if not url:
             raise _fail("source.url: required for an inline source")
         if kind != "GitRepository":
-            _check_no_userinfo(url)
-            kind = _inline_kind(url, kind)
+            check_no_userinfo(url)
+            kind = inline_kind(url, kind)
         _refuse_misplaced(src, kind)
         if kind == "GitRepository":
             spec, identity = _git_source(src, url)
@@ -260,7 +265,7 @@ def _parse_source(props: dict[str, Any]) -> Source:
         raise _fail("source: required (an inline url, an inline Bucket, or a reference by source.name)")
     if not isinstance(src, dict):
         raise _fail(f"source: must be an object, got {go_type_name(src)}")
-    _check_keys(src, SOURCE_PROPERTIES, "source.")
+    check_keys(src, SOURCE_PROPERTIES, "source.")
     kind = _string(src, "kind", "source.kind")
     if kind and kind not in SOURCE_KINDS:
         raise _fail(f"source.kind: must be one of {', '.join(SOURCE_KINDS)}, got {kind!r}")
@@ -350,6 +355,12 @@ def _nested_global(tree: dict[str, Any], prefix: str = "") -> None:
             _nested_global(value, f"{prefix}{key}.")
 
 
+def check_secret_values(values: dict[str, Any], secret_values: dict[str, Any]) -> None:
+    """The two refusals of secretValues under either delivery: a nested global, a shared path."""
+    _nested_global(secret_values)
+    _shared_paths(values, secret_values)
+
+
 def _optional_object(props: dict[str, Any], key: str) -> dict[str, Any]:
     value = props.get(key)
     if value is None:
@@ -393,8 +404,7 @@ def _values_setup(
     if secret_name and not secret_values:
         raise _fail("valuesSecretName names nothing: it needs non-empty secretValues")
     if secret_values:
-        _nested_global(secret_values)
-        _shared_paths(values, secret_values)
+        check_secret_values(values, secret_values)
         if not policy.explicit_secrets_allowed:
             raise PolicyRefusal(
                 "helm: secretValues is set and the environment policy forbids explicit secrets; name a "
@@ -453,19 +463,16 @@ def _chart_fields(props: dict[str, Any], source: Source, generated: bool) -> dic
     return {"chart": {"spec": spec}}
 
 
-def _check_delivery(props: dict[str, Any]) -> None:
+def _delivery(props: dict[str, Any]) -> str:
     delivery = props.get("delivery")
-    if delivery in (None, "flux"):
-        pass
-    elif delivery == "native":
+    if delivery in (None, "flux", "template"):
+        return delivery or "flux"
+    if delivery == "native":
         raise _fail("delivery: native is no longer supported; use delivery: flux")
-    elif delivery == "template":
-        raise _fail(
-            "delivery: template renders the chart client-side, which fetches it over the network and needs "
-            "a Helm engine; this build's core is pure (no network), so use delivery: flux"
-        )
-    else:
-        raise _fail(f'delivery: must be "flux" or "template", got {delivery!r}')
+    raise _fail(f'delivery: must be "flux" or "template", got {delivery!r}')
+
+
+def _check_flux_only(props: dict[str, Any]) -> None:
     if props.get("scopeOverrides") is not None:
         raise _fail("delivery: flux does not support scopeOverrides (only a client-side render reads it)")
     for key in ("hookGroupNamePrefix", "layoutKustomizationName"):
@@ -484,8 +491,10 @@ def _release_name(props: dict[str, Any], component: ComponentSpec) -> str:
 
 def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     props = component.properties
-    _check_keys(props, PROPERTIES, "")
-    _check_delivery(props)
+    check_keys(props, PROPERTIES, "")
+    if _delivery(props) == "template":
+        return helmtemplate.build_template(_template_properties(props), component, ctx)
+    _check_flux_only(props)
     source = _parse_source(props)
     generated = source.spec is not None
     if generated:
@@ -512,6 +521,79 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
             sources.source_object(source.kind, source.name, ctx.namespace, source.spec or {})
         )
     return Generated(objects=[release, *values_objects], document_objects=document_objects)
+
+
+# --- delivery: template ---------------------------------------------------------------------
+
+# what names an object only delivery: flux generates, and what only a Flux-reconciled release reads
+_TEMPLATE_NAMES_NOTHING = {
+    "valuesConfigMapName": "values ConfigMap",
+    "valuesSecretName": "values Secret",
+    "helmReleaseName": "HelmRelease",
+}
+_TEMPLATE_FLUX_ONLY = ("interval", "targetNamespace", "driftDetection", "install", "upgrade", "valuesFrom")
+_TEMPLATE_FORWARDED = (
+    "chart",
+    "version",
+    "values",
+    "secretValues",
+    "scopeOverrides",
+    "releaseName",
+    "hookGroupNamePrefix",
+    "layoutKustomizationName",
+)
+
+
+def _template_source(props: dict[str, Any]) -> dict[str, str]:
+    authored = props.get("source")
+    kind = authored.get("kind") if isinstance(authored, dict) else None
+    if kind in ("GitRepository", "Bucket"):
+        raise _fail(
+            f"source.kind: {kind}: delivery: template renders only from a Helm repository or an OCI "
+            "registry; use delivery: flux"
+        )
+    src = _parse_source(props)
+    if src.spec is None:
+        raise _fail(
+            "source: delivery: template renders a chart from an inline source (source.url); a reference to "
+            "an existing source (source.name alone) is for delivery: flux"
+        )
+    if src.name:
+        raise _fail("source.name: delivery: template generates no source, so the name would name nothing")
+    url = props["source"]["url"]
+    if src.kind == "OCIRepository" and not _string(props, "version", "version"):
+        raise _fail("version: required for an OCI chart under delivery: template (the chart's tag)")
+    return {"url": url, "kind": src.kind}
+
+
+def _template_properties(props: dict[str, Any]) -> dict[str, Any]:
+    """The helmtemplate the rule lowers to, after refusing what a client-side render cannot honour."""
+    if props.get("valuesMode") == "configMap":
+        raise _fail(
+            "valuesMode: configMap: delivery: template generates no values ConfigMap (the chart is rendered "
+            "with the values); remove valuesMode or use delivery: flux"
+        )
+    if props.get("valuesMode") not in (None, "inline"):
+        raise _fail(f'valuesMode: must be "inline" or "configMap", got {props["valuesMode"]!r}')
+    for key, what in _TEMPLATE_NAMES_NOTHING.items():
+        if props.get(key) is not None:
+            raise _fail(f"{key}: delivery: template generates no {what}, so {key} would name nothing")
+    for key in _TEMPLATE_FLUX_ONLY:
+        if props.get(key) is not None:
+            raise _fail(
+                f"{key}: only a Flux-reconciled release reads it, and delivery: template renders the chart at "
+                "build time; remove it or use delivery: flux"
+            )
+    source = _template_source(props)
+    secret_values = _optional_object(props, "secretValues")
+    check_secret_values(_optional_object(props, "values"), secret_values)
+    if props.get("scopeOverrides") is not None:
+        try:
+            rawobjects._parse_overrides(props)  # the parser manifests and helmtemplate use
+        except FieldError as exc:
+            raise _fail(exc.message) from None
+    forwarded = {key: props[key] for key in _TEMPLATE_FORWARDED if props.get(key) is not None}
+    return {"source": source, **forwarded}
 
 
 def _check_source_policy(policy: Policy, source: Source) -> None:

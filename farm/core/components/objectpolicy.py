@@ -251,12 +251,12 @@ def _check_persistent_volume(policy: Policy, obj: dict[str, Any], where: str) ->
         checks.check_storage_maximum(policy, str(storage), f"{where}: spec.capacity.storage")
 
 
-def check_object(policy: Policy, obj: dict[str, Any], prefix: str) -> None:
-    """Hold one foreign object to the environment policy; ``prefix`` is ``passthrough`` or
-    ``manifest source``."""
+def check_object(policy: Policy, obj: dict[str, Any], prefix: str, noun: str = "object") -> None:
+    """Hold one foreign object to the environment policy; ``prefix`` is ``passthrough``,
+    ``manifest source`` or ``helmtemplate`` (whose objects are ``rendered``, the ``noun``)."""
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion"))
-    where = f"{prefix}: object {describe(obj)}"
+    where = f"{prefix}: {noun} {describe(obj)}"
     if kind == "Secret" and api_version == "v1" and not policy.explicit_secrets_allowed:
         raise PolicyRefusal(
             f"{where}: the object is a Secret, and the environment policy forbids explicit secrets; create it "

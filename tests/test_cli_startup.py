@@ -1,0 +1,92 @@
+"""``farm build`` starts fast: it imports the core and the CLI, never the database, migration,
+Celery or S3 stacks the other commands need; ``farm --help`` still lists every command, and each
+command's module is imported when that command runs."""
+
+from __future__ import annotations
+
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import farm.commands
+from farm.cli import COMMANDS, app, load_module_commands
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE = ROOT / "tests" / "golden" / "multi-webservices-scaler-expose"
+HEAVY = {"sqlalchemy", "alembic", "celery", "kombu", "boto3", "botocore"}
+
+
+def _imported_top_level(stderr: str) -> set[str]:
+    """Top-level package names from ``python -X importtime`` lines (``import time: a | b | name``)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            names.add(name.split(".")[0])
+    return names
+
+
+def _run_farm_with_importtime(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FARM_")}
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "farm", *args],
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
+def test_farm_build_renders_without_importing_the_database_celery_or_s3_stacks(tmp_path: Path) -> None:
+    result = _run_farm_with_importtime(
+        "build", str(CASE / "app.yaml"), "--profile", str(CASE / "cluster.yaml"), cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert result.stdout == (CASE / "expected.yaml").read_bytes()
+    imported = _imported_top_level(result.stderr.decode())
+    assert "farm" in imported
+    assert imported & HEAVY == set()
+
+
+def test_the_import_check_sees_the_storage_stack_a_storage_command_imports(tmp_path: Path) -> None:
+    result = _run_farm_with_importtime("db", "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert {"sqlalchemy", "alembic"} <= _imported_top_level(result.stderr.decode())
+
+
+def test_farm_help_lists_every_command() -> None:
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    listed = {line.strip("│ ").split(" ")[0] for line in result.output.splitlines() if line.startswith("│ ")}
+    assert set(COMMANDS) <= listed
+
+
+def _command_modules() -> list[str]:
+    return sorted(
+        info.name for info in pkgutil.iter_modules(farm.commands.__path__) if not info.name.startswith("_")
+    )
+
+
+def test_every_command_a_module_registers_is_in_the_lazy_table_and_nothing_else() -> None:
+    registered = {}
+    for module in _command_modules():
+        for name in load_module_commands(module):
+            registered[name] = module
+    assert registered == COMMANDS
+
+
+def test_a_lazily_loaded_command_runs(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["keys", "generate", "--out", str(tmp_path / "keys")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "keys" / "signing.key").is_file()
+    assert "keyid:" in result.output
+
+
+def test_a_mistyped_command_is_refused_with_a_suggestion() -> None:
+    result = CliRunner().invoke(app, ["bild"])
+    assert result.exit_code == 2
+    assert "No such command 'bild'. Did you mean 'build'?" in result.output
