@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from farm.core.charts import ChartRenderNeeded
 from farm.core.errors import CoreError
 from farm.core.render import render
 from farm.core.request import RenderRequest, RequestError
@@ -164,6 +165,8 @@ def _run_target(
         return
     try:
         manifests = render(request).manifests
+    except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
+        batch.fail(target, error.code, error.message)
     except CoreError as error:
         batch.fail(target, error.code, error.message, cacheable=True)
         return
