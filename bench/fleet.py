@@ -238,7 +238,7 @@ def write_catalog(root: Path, targets: int, clusters: int) -> list[Target]:
 
 def time_core_only(root: Path, targets: list[Target]) -> float:
     """Render every target with the core alone, in this process, one after the other."""
-    from farm.core.render import render
+    from farm.core.render import RenderRequest, render
 
     cache: dict[Path, bytes] = {}
 
@@ -255,15 +255,19 @@ def time_core_only(root: Path, targets: list[Target]) -> float:
         )
         for t in targets
     ]
-    render(inputs[0][0], inputs[0][1])  # imports and first-use caches, as a warm worker has them
-    start = time.perf_counter()
-    for app, profile, target in inputs:
-        render(
+    requests = [
+        RenderRequest(
             app,
             profile,
             app_source=f"{target.application}/app.yaml",
-            profile_source=f"{target.cluster}.yaml",
+            cluster_profile_source=f"{target.cluster}.yaml",
         )
+        for app, profile, target in inputs
+    ]
+    render(requests[0])  # imports and first-use caches, as a warm worker has them
+    start = time.perf_counter()
+    for request in requests:
+        render(request)
     return time.perf_counter() - start
 
 
@@ -479,6 +483,8 @@ def main() -> int:
     parser.add_argument("--celery-processes", type=int, default=2, help="Celery pool processes (default 2)")
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="PostgreSQL admin URL")
     parser.add_argument("--broker", default=DEFAULT_BROKER, help="Redis broker URL")
+    parser.add_argument("--local-only", action="store_true", help="skip the Celery executor")
+    parser.add_argument("--batch-size", type=int, default=0, help="FARM_BATCH_SIZE (default: the farm's)")
     options = parser.parse_args()
     if options.targets < 1:
         parser.error("--targets: must be at least 1")
@@ -500,7 +506,8 @@ def main() -> int:
         print(f"core only, 1 process:          {core_seconds:8.2f} s  ({n / core_seconds:.0f} renders/s)")
 
         # Local executor: embedded SQLite under a temporary FARM_HOME, a process per core.
-        local_env = _base_env(source) | {"FARM_HOME": str(work / "local-home")}
+        batch = {"FARM_BATCH_SIZE": str(options.batch_size)} if options.batch_size else {}
+        local_env = _base_env(source) | {"FARM_HOME": str(work / "local-home")} | batch
         local = Farm(local_env, work)
         local.run("db", "upgrade")
         local_seconds, local_memory = local.timed_run(catalog, "local", {"succeeded": n})
@@ -512,19 +519,50 @@ def main() -> int:
         )
         print(
             f"  no-change re-run:            {local_rerun_seconds:8.2f} s  "
-            f"ratio {local_rerun_seconds / local_floor:.2f}"
+            f"ratio {local_rerun_seconds / local_floor:.2f}, "
+            f"{100 * local_rerun_seconds / local_seconds:.1f} % of the full run"
         )
+        assert local_memory is not None
+        print(
+            f"peak worker RSS, local:        {local_memory.peak_child_mib:8.1f} MiB per process, "
+            f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
+        )
+        figures = {
+            "targets": n,
+            "applications": applications,
+            "clusters": clusters,
+            "cores": cores,
+            "batch_size": options.batch_size or None,
+            "core_only_seconds": round(core_seconds, 3),
+            "core_renders_per_second": round(n / core_seconds, 1),
+            "local_processes": cores,
+            "local_seconds": round(local_seconds, 3),
+            "local_ratio": round(local_seconds / local_floor, 2),
+            "local_rerun_seconds": round(local_rerun_seconds, 3),
+            "local_rerun_ratio": round(local_rerun_seconds / local_floor, 2),
+            "local_rerun_percent_of_full": round(100 * local_rerun_seconds / local_seconds, 2),
+            "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
+            "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
+        }
+        if options.local_only:
+            figures["bench_seconds"] = round(time.perf_counter() - started, 1)
+            print(json.dumps(figures, sort_keys=True))
+            return 0
 
         # Celery executor: PostgreSQL database, Redis broker, one worker with N pool processes.
         queue = f"farm-bench-{uuid.uuid4().hex[:12]}"
         with bench_database(options.postgres) as database_url:
-            celery_env = _base_env(source) | {
-                "FARM_HOME": str(work / "celery-home"),
-                "FARM_DATABASE_URL": database_url,
-                "FARM_OBJECT_STORE": str(work / "celery-objects"),
-                "FARM_BROKER_URL": options.broker,
-                "FARM_CELERY_QUEUE": queue,
-            }
+            celery_env = (
+                _base_env(source)
+                | {
+                    "FARM_HOME": str(work / "celery-home"),
+                    "FARM_DATABASE_URL": database_url,
+                    "FARM_OBJECT_STORE": str(work / "celery-objects"),
+                    "FARM_BROKER_URL": options.broker,
+                    "FARM_CELERY_QUEUE": queue,
+                }
+                | batch
+            )
             celery = Farm(celery_env, work)
             celery.run("db", "upgrade")
             celery.run("keys", "generate")
@@ -545,35 +583,18 @@ def main() -> int:
             f"  no-change re-run:            {celery_rerun_seconds:8.2f} s  "
             f"ratio {celery_rerun_seconds / celery_floor:.2f}"
         )
-        assert local_memory is not None and celery_memory is not None
-        print(
-            f"peak worker RSS, local:        {local_memory.peak_child_mib:8.1f} MiB per process, "
-            f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
-        )
+        assert celery_memory is not None
         print(
             f"peak worker RSS, celery:       {celery_memory.peak_child_mib:8.1f} MiB per process, "
             f"{celery_memory.peak_tree_mib:.1f} MiB for the worker and its pool"
         )
 
-    figures = {
-        "targets": n,
-        "applications": applications,
-        "clusters": clusters,
-        "cores": cores,
-        "core_only_seconds": round(core_seconds, 3),
-        "core_renders_per_second": round(n / core_seconds, 1),
-        "local_processes": cores,
-        "local_seconds": round(local_seconds, 3),
-        "local_ratio": round(local_seconds / local_floor, 2),
-        "local_rerun_seconds": round(local_rerun_seconds, 3),
-        "local_rerun_ratio": round(local_rerun_seconds / local_floor, 2),
+    figures |= {
         "celery_processes": options.celery_processes,
         "celery_seconds": round(celery_seconds, 3),
         "celery_ratio": round(celery_seconds / celery_floor, 2),
         "celery_rerun_seconds": round(celery_rerun_seconds, 3),
         "celery_rerun_ratio": round(celery_rerun_seconds / celery_floor, 2),
-        "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
-        "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
         "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
         "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
         "bench_seconds": round(time.perf_counter() - started, 1),

@@ -17,6 +17,7 @@ same render with the same key gives the same envelope bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from farm.core.request import RenderRequest
@@ -48,7 +49,7 @@ class RenderInputs:
         for field in ("request_digest", "application_digest", "values_digest", "cluster_profile_digest"):
             require_hex_digest(getattr(self, field), field)
 
-    @property
+    @cached_property
     def selection_digest(self) -> str:
         return digest_of(self.selection)
 
@@ -94,7 +95,7 @@ class RenderProvenance:
     catalog_snapshot: str
     target_id: str  # the render target row (invocationId)
 
-    @property
+    @cached_property
     def action_key(self) -> str:
         return action_key(self.inputs)
 

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
+import ctypes.util
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -124,6 +127,9 @@ class LocalObjectStore:
         return self.put_many([data])[0]
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
+        # Several blobs are flushed with one syncfs(2) of the store's filesystem (Linux) instead of
+        # one fsync per file and folder: a journal commit per batch, not per blob.
+        batched = len(blobs) > 1 and _SYNCFS is not None
         digests: list[str] = []
         written: dict[Path, str] = {}  # final path → its fsynced temporary file, not yet renamed
         folders: set[Path] = set()
@@ -139,8 +145,10 @@ class LocalObjectStore:
                     os.utime(path)
                     continue
                 path.parent.mkdir(parents=True, exist_ok=True)
-                written[path] = self._write_temporary(path, data)
+                written[path] = self._write_temporary(path, data, fsync=not batched)
             folders = {path.parent for path in written}
+            if batched and written:
+                _sync_filesystem(self.root)  # every new blob's bytes on disk, in one flush
             while written:  # renamed only once every new blob's bytes are on disk
                 path, temp_name = next(iter(written.items()))
                 os.replace(temp_name, path)
@@ -150,6 +158,9 @@ class LocalObjectStore:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(temp_name)
             raise
+        if batched and folders:
+            _sync_filesystem(self.root)  # the renames durable: the folder entries on disk
+            return digests
         for folder in folders:  # the renames are durable only once the folder entries are on disk
             _fsync_directory(folder)
         return digests
@@ -162,14 +173,16 @@ class LocalObjectStore:
         return True
 
     @staticmethod
-    def _write_temporary(path: Path, data: bytes) -> str:
-        """A fsynced, read-only temporary file beside ``path`` holding ``data``; its name."""
+    def _write_temporary(path: Path, data: bytes, *, fsync: bool = True) -> str:
+        """A read-only temporary file beside ``path`` holding ``data`` (fsynced unless the caller
+        flushes the whole filesystem itself); its name."""
         descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if fsync:
+                    os.fsync(handle.fileno())
             os.chmod(temp_name, 0o444)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -199,6 +212,28 @@ class LocalObjectStore:
             if is_hex_digest(path.name) and path.is_file():
                 stat = path.stat()
                 yield BlobInfo(path.name, stat.st_size, datetime.fromtimestamp(stat.st_mtime, UTC))
+
+
+def _load_syncfs() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        return libc.syncfs
+    except (OSError, AttributeError):  # not Linux: fsync per file and folder instead
+        return None
+
+
+_SYNCFS = _load_syncfs() if sys.platform.startswith("linux") else None
+
+
+def _sync_filesystem(folder: Path) -> None:
+    """Flush every dirty page and directory entry of the filesystem holding ``folder``."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        if _SYNCFS(descriptor) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"syncfs of {folder}: {os.strerror(error)}")
+    finally:
+        os.close(descriptor)
 
 
 def _fsync_directory(folder: Path) -> None:
