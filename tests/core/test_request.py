@@ -1,0 +1,109 @@
+"""The render request: one value holding every input, its descriptor and digest, and the one rule
+that layers values files."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from farm.core.errors import ParameterError
+from farm.core.params import merge_values
+from farm.core.render import RenderRequest, ValuesLayer, render
+from farm.core.request import RequestError, decode_request
+
+APP = b"""apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: web
+spec:
+  components:
+    - name: web
+      type: webservice
+      properties:
+        image: ghcr.io/example/web:${tag}
+        replicas: ${replicas}
+        port: 8080
+"""
+PACKAGE = b"""apiVersion: launcher.gokure.dev/v1alpha1
+kind: Package
+metadata:
+  name: web
+spec:
+  parameters:
+    - {name: tag, type: string, default: v1.0.0}
+    - {name: replicas, type: integer, default: 1}
+"""
+PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: prod
+spec: {}
+"""
+
+
+def _request(**changes: object) -> RenderRequest:
+    base = RenderRequest(APP, PROFILE, package=PACKAGE)
+    return dataclasses.replace(base, **changes)
+
+
+def _store(request: RenderRequest) -> dict[str, bytes]:
+    from hashlib import sha256
+
+    return {sha256(blob).hexdigest(): blob for blob in request.documents()}
+
+
+def test_a_request_decodes_back_from_its_descriptor_and_documents() -> None:
+    request = _request(values=(ValuesLayer("web/values.yaml", b"replicas: 2\n"),), namespace="shop")
+    blobs = _store(request)
+    decoded = decode_request(request.descriptor_bytes, blobs.__getitem__)
+    assert decoded == request and decoded.digest == request.digest
+
+
+def test_a_descriptor_naming_other_bytes_is_refused() -> None:
+    request = _request()
+    blobs = _store(request)
+    forged = {digest: blob.replace(b"v1.0.0", b"v6.6.6") for digest, blob in blobs.items()}
+    with pytest.raises(RequestError, match="does not match its digest"):
+        decode_request(request.descriptor_bytes, forged.__getitem__)
+
+
+def test_a_descriptor_with_an_unknown_field_or_another_layout_is_refused() -> None:
+    request = _request()
+    blobs = _store(request)
+    with pytest.raises(RequestError, match="expected the fields"):
+        decode_request(request.descriptor_bytes.replace(b'"sets"', b'"sest"'), blobs.__getitem__)
+    with pytest.raises(RequestError, match="canonical"):
+        decode_request(request.descriptor_bytes.replace(b",", b", ", 1), blobs.__getitem__)
+
+
+def test_known_digests_are_never_carried_over_by_replace() -> None:
+    known = RenderRequest.with_known_digests({"app": "0" * 64}, app=APP, cluster_profile=PROFILE)
+    assert known.descriptor()["app"] == "0" * 64
+    assert dataclasses.replace(known, app=b"other").descriptor()["app"] != "0" * 64
+
+
+def test_a_cluster_values_file_is_layered_over_the_shared_one() -> None:
+    layers = (
+        ValuesLayer("web/values.yaml", b"tag: v2.0.0\nreplicas: 2\n"),
+        ValuesLayer("web/values/prod.yaml", b"replicas: 5\n"),
+    )
+    manifests = render(_request(values=layers)).manifests.decode()
+    assert "image: ghcr.io/example/web:v2.0.0" in manifests and "replicas: 5" in manifests
+
+
+def test_a_values_error_names_the_file_the_value_came_from() -> None:
+    layers = (
+        ValuesLayer("web/values.yaml", b"tag: v2.0.0\n"),
+        ValuesLayer("web/values/prod.yaml", b"replicas: five\n"),
+    )
+    with pytest.raises(ParameterError, match=r"web/values/prod\.yaml: parameter 'replicas'"):
+        render(_request(values=layers))
+
+
+def test_values_merge_mappings_key_by_key_and_later_files_win() -> None:
+    merged, origins = merge_values(
+        [("a.yaml", {"x": {"keep": 1, "over": 1}, "y": 1}), ("b.yaml", {"x": {"over": 2}, "y": None})]
+    )
+    assert merged == {"x": {"keep": 1, "over": 2}, "y": None}
+    assert origins == {"x": "b.yaml", "y": "b.yaml"}
