@@ -5,6 +5,12 @@ their three spellings are booleans, ``yes``/``on`` stay strings, timestamps stay
 follow Go's ``strconv.ParseInt(s, 0, 64)`` after removing underscores, duplicate keys are refused
 and only the first document is read.
 
+Reading is bounded, as yaml.v3 bounds it and more tightly: a document nests at most
+``MAX_DEPTH`` levels, expands to at most ``MAX_NODES`` nodes (aliases counted every time they are
+used) and may not be mostly aliases (yaml.v3's "excessive aliasing" rule), so a kilobyte alias bomb
+or a thousand nested brackets is refused before anything walks it. A 5,000-digit integer reads as
+a string, as yaml.v3 reads it (it fits no Go integer or float), without ever converting it.
+
 Writing follows the reference's serializer: Go ``encoding/json`` followed by ``sigs.k8s.io/yaml``
 on top of yaml.v2. Keys are sorted with yaml.v2's comparator, strings that yaml.v2 would resolve to
 another type are double-quoted, multi-line strings use literal blocks, everything else is left to
@@ -14,6 +20,8 @@ key are not indented, and documents are joined with ``---``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Iterable
@@ -22,20 +30,31 @@ from typing import Any
 
 import yaml
 
+from farm.core.errors import FieldError
+
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class YAMLError(ValueError):
-    """A document that is not valid YAML, or holds a duplicate key."""
+    """A document that is not valid YAML, holds a duplicate key, or exceeds the reading bounds."""
+
+
+MAX_DEPTH = 200
+MAX_NODES = 1_000_000
+# yaml.v3 (decode.go): past 100 aliased nodes and 1,000 decoded ones, the aliased share may not
+# exceed 99% up to 400,000 decoded nodes, falling linearly to 10% at 4,000,000.
+_ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
 
 # --------------------------------------------------------------------------------------------
 # Go number parsing (strconv.ParseInt / ParseUint with base 0, ParseFloat)
 # --------------------------------------------------------------------------------------------
 
-_GO_INT_RE = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$")
-_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_GO_INT_RE = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+# No integer of 64 bits has more significant digits than this in any base (binary: 64).
+_MAX_INT_DIGITS = 64
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 
 
@@ -46,17 +65,16 @@ def _go_parse_int(text: str) -> int | None:
     sign = -1 if text[0] == "-" else 1
     body = text.lstrip("+-")
     low = body.lower()
-    if low.startswith("0x"):
-        value = int(body[2:], 16)
-    elif low.startswith("0o"):
-        value = int(body[2:], 8)
-    elif low.startswith("0b"):
-        value = int(body[2:], 2)
+    if low[:2] in ("0x", "0o", "0b"):
+        digits, base = body[2:], {"x": 16, "o": 8, "b": 2}[low[1]]
     elif len(body) > 1 and body[0] == "0":
-        value = int(body[1:], 8)
+        digits, base = body[1:], 8
     else:
-        value = int(body)
-    value *= sign
+        digits, base = body, 10
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > _MAX_INT_DIGITS:
+        return None  # out of range for Go, and never handed to int() (Python bounds its digits)
+    value = sign * int(digits, base)
     if _INT64_MIN <= value <= _INT64_MAX:
         return value
     if text[0] not in "+-" and value <= _UINT64_MAX:
@@ -65,7 +83,7 @@ def _go_parse_int(text: str) -> int | None:
 
 
 _GO_FLOAT_RE = re.compile(
-    r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf|infinity|nan)$",
+    r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan)\Z",
     re.IGNORECASE,
 )
 
@@ -150,6 +168,25 @@ def _construct_tagged_str(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
     return node.value
 
 
+def _construct_binary(loader: _V3Loader, node: yaml.ScalarNode) -> str:
+    """yaml.v3 decodes ``!!binary`` into a string of the decoded bytes."""
+    try:
+        return base64.b64decode("".join(node.value.split()), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise YAMLError(
+            f"yaml: line {node.start_mark.line + 1}: !!binary value is not base64 of UTF-8 text"
+        ) from None
+
+
+def _construct_by_kind(loader: _V3Loader, node: yaml.Node) -> Any:
+    """``!!set``, ``!!omap``, ``!!pairs``: yaml.v3 decodes them as the plain mapping or sequence."""
+    if isinstance(node, yaml.MappingNode):
+        return _construct_mapping(loader, node)
+    if isinstance(node, yaml.SequenceNode):
+        return _construct_sequence(loader, node)
+    return _construct_scalar(loader, node)
+
+
 def _construct_mapping(loader: _V3Loader, node: yaml.MappingNode) -> dict[Any, Any]:
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -186,6 +223,54 @@ _V3Loader.add_constructor("tag:yaml.org,2002:float", _construct_scalar)
 _V3Loader.add_constructor("tag:yaml.org,2002:bool", _construct_scalar)
 _V3Loader.add_constructor("tag:yaml.org,2002:null", _construct_scalar)
 _V3Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_tagged_str)
+_V3Loader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
+for _tag in ("set", "omap", "pairs"):
+    _V3Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _construct_by_kind)
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def _check_bounds(root: yaml.Node, budget: int = MAX_NODES) -> int:
+    """Walk the composed document as a decoder would (every alias expanded where it is used),
+    without recursion; refuse it past the bounds. Returns the number of nodes decoded.
+
+    PyYAML composes an alias as the anchored node itself, so a collection met a second time is an
+    alias use, and everything under it counts as decoded through an alias. Scalars are counted
+    with their collection and never pushed, which keeps the walk cheap beside construction."""
+    decoded, aliased = 1, 0
+    seen: set[int] = set()
+    scalar, sequence = yaml.ScalarNode, yaml.SequenceNode
+    stack: list[tuple[yaml.Node, int, bool]] = [] if type(root) is scalar else [(root, 1, False)]
+    while stack:
+        node, depth, in_alias = stack.pop()
+        if id(node) in seen:
+            in_alias = True
+            aliased += 1
+        else:
+            seen.add(id(node))
+        children = node.value if type(node) is sequence else [part for pair in node.value for part in pair]
+        decoded += len(children)
+        if in_alias:
+            aliased += len(children)
+        if decoded > budget:
+            raise YAMLError(f"yaml: document is larger than {MAX_NODES} nodes")
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            raise YAMLError("yaml: document contains excessive aliasing")
+        depth += 1
+        for child in reversed(children):
+            if type(child) is not scalar:
+                if depth >= MAX_DEPTH:
+                    raise YAMLError(
+                        f"yaml: line {child.start_mark.line + 1}: nesting deeper than {MAX_DEPTH} levels"
+                    )
+                stack.append((child, depth, in_alias))
+    return decoded
 
 
 def load(data: bytes | str, *, source: str = "<input>") -> Any:
@@ -200,11 +285,14 @@ def load(data: bytes | str, *, source: str = "<input>") -> Any:
         node = loader.get_node()
         if node is None:
             return None
+        _check_bounds(node)
         return loader.construct_document(node)
     except YAMLError as exc:
         raise YAMLError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise YAMLError(f"{source}: {_describe_yaml_error(exc)}") from None
+    except RecursionError:  # the pure-Python composer, when libyaml is missing
+        raise YAMLError(f"{source}: yaml: nesting deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
 
@@ -214,10 +302,12 @@ def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
     documents are skipped."""
     loader = _V3Loader(data)
     documents: list[Any] = []
+    budget = MAX_NODES  # shared by every document of the stream
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is not None:
+                budget -= _check_bounds(node, budget)
                 document = loader.construct_document(node)
                 if document is not None:
                     documents.append(document)
@@ -226,6 +316,8 @@ def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
         raise YAMLError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise YAMLError(f"{source}: {_describe_yaml_error(exc)}") from None
+    except RecursionError:
+        raise YAMLError(f"{source}: yaml: nesting deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
 
@@ -306,7 +398,7 @@ def sorted_keys(keys: Iterable[str]) -> list[str]:
     return list(cached)
 
 
-_BASE60_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+_BASE60_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
 _V2_BOOL_WORDS = frozenset(
     [
         "y",
@@ -336,7 +428,8 @@ _V2_BOOL_WORDS = frozenset(
 _V2_MAP_WORDS = _V2_BOOL_WORDS | {"", "~", "null", "Null", "NULL", "<<"} | set(_V3_SPECIAL_FLOATS)
 _TIMESTAMP_RE = re.compile(
     r"^\d{4}-\d{1,2}-\d{1,2}"
-    r"(?:(?:[Tt]|[ \t]+)\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d{1,2}(?::?\d{2})?))?)?$"
+    r"(?:(?:[Tt]|[ \t]+)\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d{1,2}(?::?\d{2})?))?)?\Z",
+    re.ASCII,
 )
 
 
@@ -364,9 +457,10 @@ def _is_v2_timestamp(text: str) -> bool:
     return _v2_timestamp_parses(text)
 
 
-_DATE_ONLY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+_DATE_ONLY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})\Z", re.ASCII)
 _DATE_TIME = re.compile(
-    r"^(\d{4})-(\d{1,2})-(\d{1,2})([Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$"
+    r"^(\d{4})-(\d{1,2})-(\d{1,2})([Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?\Z",
+    re.ASCII,
 )
 
 
@@ -508,3 +602,70 @@ def dump_documents(objects: Iterable[Any]) -> str:
     writes a build's output. One dumper serves every document."""
     documents = list(objects)
     return yaml.dump_all(documents, **_DUMP_OPTIONS) if documents else ""
+
+
+class _UnsupportedValue(ValueError):
+    """A value encoding/json refuses to marshal (NaN, ±Inf)."""
+
+
+class _ManifestDumper(_FarmDumper):
+    """The output dumper: the reference marshals every object with encoding/json first, which
+    refuses NaN and infinities."""
+
+
+def _represent_finite_float(dumper: _FarmDumper, value: float) -> yaml.ScalarNode:
+    if not math.isfinite(value):
+        raise _UnsupportedValue(value)
+    return _represent_float(dumper, value)
+
+
+_ManifestDumper.add_representer(float, _represent_finite_float)
+_MANIFEST_OPTIONS = _DUMP_OPTIONS | {"Dumper": _ManifestDumper}
+
+
+def dump_manifests(objects: Iterable[Any]) -> str:
+    """A build's output (``dump_documents``); a NaN or infinity anywhere is a :class:`FieldError`
+    naming the object and the path, as encoding/json refuses to marshal one."""
+    documents = list(objects)
+    try:
+        return yaml.dump_all(documents, **_MANIFEST_OPTIONS) if documents else ""
+    except _UnsupportedValue:
+        raise _unsupported_value_error(documents) from None
+
+
+def _unsupported_value_error(documents: list[Any]) -> FieldError:
+    for document in documents:
+        found = _non_finite_path(document, "")
+        if found is not None:
+            path, value = found
+            return FieldError(
+                f"{_describe_object(document)}{path}: json: unsupported value: {_go_float(value)}"
+            )
+    return FieldError("json: unsupported value")
+
+
+def _describe_object(document: Any) -> str:
+    if not isinstance(document, dict):
+        return ""
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    return f'{document.get("kind", "object")} "{metadata.get("name", "")}": '
+
+
+def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
+    """The path of the first NaN or infinity in ``value`` (depth-first, in key order)."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where.lstrip(".") or "(document)", item
+        if isinstance(item, dict):
+            stack.extend((item[key], f"{where}.{key}") for key in reversed(list(item)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((entry, f"{where}[{index}]") for index, entry in reversed(list(enumerate(item))))
+    return None
+
+
+def _go_float(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "+Inf" if value > 0 else "-Inf"
