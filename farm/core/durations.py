@@ -34,15 +34,15 @@ def parse_duration(text: str) -> int:
         raise DurationError(f'time: invalid duration "{original}"')
     total = 0
     while rest:
-        if not (rest[0] == "." or rest[0].isdigit()):
+        if not (rest[0] == "." or "0" <= rest[0] <= "9"):
             raise DurationError(f'time: invalid duration "{original}"')
-        number = re.match(r"(\d*)(?:\.(\d*))?", rest)
+        number = re.match(r"([0-9]*)(?:\.([0-9]*))?", rest)
         assert number is not None
         whole, fraction = number.group(1), number.group(2)
         if not whole and not fraction:
             raise DurationError(f'time: invalid duration "{original}"')
         rest = rest[number.end() :]
-        unit_match = re.match(r"[^\d.]*", rest)
+        unit_match = re.match(r"[^0-9.]*", rest)
         unit = unit_match.group(0) if unit_match else ""
         if not unit:
             raise DurationError(f'time: missing unit in duration "{original}"')
@@ -50,8 +50,11 @@ def parse_duration(text: str) -> int:
             raise DurationError(f'time: unknown unit "{unit}" in duration "{original}"')
         rest = rest[len(unit) :]
         scale = _UNITS[unit]
+        if len(whole.lstrip("0")) > 19:  # beyond int64 before any unit: Go's overflow
+            raise DurationError(f'time: invalid duration "{original}"')
         total += int(whole or "0") * scale
         if fraction:
+            fraction = fraction[:30]  # Go stops reading digits long before nanoseconds change
             total += int(fraction) * scale // (10 ** len(fraction))
         if total > _MAX:
             raise DurationError(f'time: invalid duration "{original}"')

@@ -41,7 +41,11 @@ def go_value_repr(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        if value == int(value) and math.isfinite(value):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "+Inf" if value > 0 else "-Inf"
+        if value == int(value):
             return str(int(value)) if abs(value) < 1e21 else f"{value:g}"
         return repr(value)
     if value is None:

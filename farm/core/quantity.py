@@ -1,5 +1,10 @@
 """Kubernetes ``resource.Quantity`` parsing and canonical printing (``0.5`` -> ``500m``,
-``1024Mi`` -> ``1Gi``, ``1.5Gi`` -> ``1536Mi``), as apimachinery's ``Quantity.String`` writes it."""
+``1024Mi`` -> ``1Gi``, ``1.5Gi`` -> ``1536Mi``), as apimachinery's ``Quantity.String`` writes it.
+
+Amounts are exact fractions, so the work is bounded before any arithmetic: a number of more than
+``MAX_DIGITS`` characters or a decimal exponent beyond ``MAX_EXPONENT`` is refused (``1e999999999``
+would otherwise build a number of a billion digits). Such values are far outside any resource.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,11 @@ import math
 import re
 from fractions import Fraction
 
-_QUANTITY = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+_QUANTITY = re.compile(
+    r"^([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?\Z"
+)
+MAX_DIGITS = 64
+MAX_EXPONENT = 100
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_SUFFIX = {exp: suffix for suffix, exp in _DECIMAL.items()}
@@ -26,6 +35,10 @@ def _split(text: str) -> tuple[Fraction, str]:
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         )
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
+    if len(number) > MAX_DIGITS:
+        raise QuantityError(f"quantities may have at most {MAX_DIGITS} digits, got {len(number)}")
+    if suffix[:1] in ("e", "E") and _exponent_out_of_range(suffix[1:]):
+        raise QuantityError(f"quantity exponents must be within -{MAX_EXPONENT} and {MAX_EXPONENT}")
     value = Fraction(number)
     if sign == "-":
         value = -value
@@ -34,6 +47,11 @@ def _split(text: str) -> tuple[Fraction, str]:
     if suffix in _DECIMAL:
         return value * Fraction(10) ** _DECIMAL[suffix], "decimal"
     return value * Fraction(10) ** int(suffix[1:]), "exponent"
+
+
+def _exponent_out_of_range(text: str) -> bool:
+    digits = text.lstrip("+-").lstrip("0")
+    return len(digits) > 4 or int(digits or "0") > MAX_EXPONENT
 
 
 def parse_quantity(value: str | int | float) -> Fraction:

@@ -82,7 +82,11 @@ def check_implicit_port(backend: Backend, port: int | None, port_name: str | Non
 def port_number(value: Any, path: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         raise FieldError(f"{path}: must be an integer, got {go_type_name(value)}")
     number = int(value)
     if not 1 <= number <= 65535:
