@@ -1,6 +1,43 @@
-"""The core's error values. Every error carries a stable ``code`` the fleet runner groups by."""
+"""The core's error values. Every error carries a stable ``code`` the fleet runner groups by.
+
+Messages are bounded (``bound_message``): they quote the values they refuse, and a value may be
+50 MB, so a long quoted value is cut with an ellipsis and its length, and a message is one line.
+"""
 
 from __future__ import annotations
+
+import re
+
+MAX_QUOTED = 256  # characters of a quoted value kept whole (every Kubernetes name fits)
+KEPT_OF_LONG_VALUE = 100  # characters kept of a longer one
+MAX_MESSAGE = 4000
+_LONG_RUN = re.compile(rf"\S{{{MAX_QUOTED + 1},}}")
+# A quote opens after a non-word character and closes before one, so "job's" opens nothing.
+_QUOTED = re.compile(r"""(?<!\w)(?:"[^"]*"|'[^']*')(?!\w)""")
+
+
+def _shorten(text: str) -> str:
+    return f"{text[:KEPT_OF_LONG_VALUE]}… ({len(text)} characters)"
+
+
+def _shorten_quoted(match: re.Match[str]) -> str:
+    quoted = match.group(0)
+    body = quoted[1:-1]
+    return quoted if len(body) <= MAX_QUOTED else f"{quoted[0]}{_shorten(body)}{quoted[0]}"
+
+
+def bound_message(message: str) -> str:
+    """``message`` on one line, its long quoted values and long words shortened, at most
+    MAX_MESSAGE characters. Short messages come back unchanged."""
+    if "\n" in message or "\r" in message:
+        message = message.replace("\r", "\\r").replace("\n", "\\n")
+    if len(message) <= MAX_QUOTED:
+        return message
+    message = _QUOTED.sub(_shorten_quoted, message)
+    message = _LONG_RUN.sub(lambda match: _shorten(match.group(0)), message)
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}… ({len(message)} characters)"
+    return message
 
 
 class CoreError(Exception):
@@ -9,6 +46,7 @@ class CoreError(Exception):
     code = "render_error"
 
     def __init__(self, message: str) -> None:
+        message = bound_message(message)
         super().__init__(message)
         self.message = message
 
