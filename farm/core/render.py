@@ -10,6 +10,7 @@ from farm.core import yamlio
 from farm.core.charts import ChartRender
 from farm.core.documents import load_application_data, load_cluster_profile, load_package
 from farm.core.errors import DocumentError, ParameterError
+from farm.core.names import DNS1123_LABEL_RULE, is_dns1123_label
 from farm.core.params import merge_values, parse_set_flags, parse_values_file, resolve_parameters, substitute
 from farm.core.policy import DEFAULT_POLICY, Policy
 from farm.core.request import RenderRequest, ValuesLayer
@@ -53,12 +54,14 @@ def render(
     """Render one request (an Application for one ClusterProfile). Raises a :class:`CoreError` subclass;
     ``farm.core.charts.ChartRenderNeeded`` when a chart must be rendered first and ``charts``, the
     chart renders the caller answered by request key, lacks it."""
+    if request.namespace and not is_dns1123_label(request.namespace):
+        raise ParameterError(f'namespace "{request.namespace}": must be {DNS1123_LABEL_RULE}')
     raw = _load_app_document(request)
     application = load_application_data(raw, source=request.app_source)
     cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source)
     objects = transform(application, cluster, namespace=request.namespace, policy=policy, charts=charts)
     warnings = () if objects else (NO_RESOURCES_WARNING,)
-    text = yamlio.dump_documents(objects)
+    text = yamlio.dump_manifests(objects)
     return Rendered(application.metadata.name, text.encode("utf-8"), tuple(objects), warnings)
 
 

@@ -16,7 +16,7 @@ from farm.core.registry import ComponentType
 
 MAX_SIZE = 1_048_576
 CONFIGMAP_KEYS = frozenset({"data", "binaryData", "immutable"})
-_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 
 
 @dataclass

@@ -85,11 +85,11 @@ def _nonneg_int(obj: dict[str, Any], key: str, path: str, minimum: int = 0) -> t
 # ---------------------------------------------------------------------------------------------
 # image and names
 
-_DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
+_DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}\Z")
 _REFERENCE = re.compile(
-    r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$"
+    r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*\Z"
 )
-_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+_TAG = re.compile(r"^[\w][\w.-]{0,127}\Z", re.ASCII)
 
 
 def _split_image(image: str) -> tuple[str, str, str]:
@@ -109,7 +109,7 @@ def _split_image(image: str) -> tuple[str, str, str]:
     checked = repository
     if rest and ("." in host or ":" in host or host == "localhost" or host != host.lower()):
         checked = rest
-        if not re.match(r"^[A-Za-z0-9.-]+(?::[0-9]+)?$", host):
+        if not re.match(r"^[A-Za-z0-9.-]+(?::[0-9]+)?\Z", host):
             raise ValueError("invalid registry")
     if not checked or not _REFERENCE.match(checked):
         raise ValueError("invalid repository")
@@ -152,7 +152,7 @@ def read_image(props: dict[str, Any], path: str = "image") -> str:
 # ---------------------------------------------------------------------------------------------
 # env
 
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _FIELD_PATHS = frozenset(
     {
         "metadata.name",
@@ -166,7 +166,7 @@ _FIELD_PATHS = frozenset(
         "status.podIPs",
     }
 )
-_SUBSCRIPT = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
+_SUBSCRIPT = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]\Z")
 _RESOURCE_FIELDS = ("cpu", "memory", "ephemeral-storage")
 _CPU_DIVISORS = ("1m", "1")
 _MEMORY_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
@@ -484,7 +484,7 @@ def enforce_resource_maximum(effective: EffectiveResources, policy: Policy, wher
 # ---------------------------------------------------------------------------------------------
 # ports
 
-_PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+_PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 
@@ -572,7 +572,7 @@ _PROBE_TIMING = (
     "failureThreshold",
     "terminationGracePeriodSeconds",
 )
-_HEADER_NAME = re.compile(r"^[-!#$%&'*+.^_`|~0-9A-Za-z]+$")
+_HEADER_NAME = re.compile(r"^[-!#$%&'*+.^_`|~0-9A-Za-z]+\Z")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ REFUSED = {
     ),
     "template": "the pod template is projected from the component's own container and pod-level properties",
 }
-_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT = re.compile(r"^[0-9]+%\Z")
 # The API defaults of RollingUpdateDaemonSet: maxUnavailable 1, maxSurge 0.
 _API_DEFAULTS = {"maxUnavailable": 1, "maxSurge": 0}
 

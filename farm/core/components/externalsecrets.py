@@ -43,8 +43,8 @@ POLICY_READ_KINDS = frozenset(
     | {("batch", "Job"), ("batch", "CronJob"), ("autoscaling", "HorizontalPodAutoscaler")}
 )
 
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 def _authored_fields(struct: Struct, authored: dict[str, Any]) -> dict[str, Any]:

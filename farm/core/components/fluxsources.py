@@ -33,7 +33,7 @@ def flux_duration(value: Any, field: str) -> str:
     returned in that form (``10m`` -> ``10m0s``)."""
     if not isinstance(value, str):
         raise FieldError(f"{field}: must be a duration string, got {go_type_name(value)}")
-    if not _FLUX_DURATION.match(value):
+    if not _FLUX_DURATION.fullmatch(value):
         raise FieldError(
             f'{field}: "{value}" is not a duration Flux accepts '
             r"(unsigned, in ms, s, m or h: ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$)"
@@ -43,7 +43,7 @@ def flux_duration(value: Any, field: str) -> str:
     except DurationError as exc:
         raise FieldError(f"{field}: {exc}") from None
     written = format_duration(nanoseconds)
-    if not _FLUX_DURATION.match(written):
+    if not _FLUX_DURATION.fullmatch(written):
         raise FieldError(
             f'{field}: "{value}" is below Flux\'s millisecond resolution (it would be written as {written})'
         )
@@ -160,7 +160,7 @@ def check_oci_registry_named(policy: Policy, url: str, where: str) -> None:
 
 _PLAIN_HOST = re.compile(
     r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
-    r"|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$"
+    r"|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?\Z"
 )
 _ZONE = re.compile(r"%[^\]]*(?=\])")
 

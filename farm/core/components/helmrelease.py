@@ -47,8 +47,8 @@ _DURATION_PATHS = (
     ("install", "strategy", "retryInterval"),
     ("upgrade", "strategy", "retryInterval"),
 )
-_VALUES_KEY = re.compile(r"^[\-._a-zA-Z0-9]+$")
-_TARGET_PATH = re.compile(r"^([a-zA-Z0-9_\-.\\\/]|\[[0-9]{1,5}\])+$")
+_VALUES_KEY = re.compile(r"^[\-._a-zA-Z0-9]+\Z")
+_TARGET_PATH = re.compile(r"^([a-zA-Z0-9_\-.\\\/]|\[[0-9]{1,5}\])+\Z")
 
 
 def _patch(group: str, kind: str, path: tuple[str, ...], component: str) -> dict[str, Any]:

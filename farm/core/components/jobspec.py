@@ -50,7 +50,7 @@ MAX_POD_CONDITIONS = 20
 MAX_EXIT_CODES = 255
 
 _MANAGED_BY_PATH = re.compile(
-    r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?(/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)+$"
+    r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?(/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)+\Z"
 )
 
 

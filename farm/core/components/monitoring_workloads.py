@@ -46,7 +46,7 @@ from farm.core.registry import ComponentType
 
 MONITORING_V1 = "monitoring.coreos.com/v1"
 OPERATOR_MEMORY_REQUEST = "200Mi"
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ def _storage_arm(storage: dict[str, Any] | None) -> str | None:
 def _check_volumes(kc: KindContext, wl: Workload) -> None:
     spec, name = kc.decoded, kc.obj["metadata"]["name"]
     reserved = dict(wl.reserved_volumes(spec))
-    rulefiles = re.compile(rf"^{re.escape(wl.prefix)}-{re.escape(name)}-rulefiles-(0|[1-9][0-9]*)$")
+    rulefiles = re.compile(rf"^{re.escape(wl.prefix)}-{re.escape(name)}-rulefiles-(0|[1-9][0-9]*)\Z")
     data = _data_volume(kc, wl)  # an emptyDir where storage is unset
     seen: dict[str, int] = {}
     for index, label, volume in _named(spec.get("volumes"), "volumes"):
@@ -994,7 +994,7 @@ DEFAULT_ALERTMANAGER_VERSION = "v0.34.0"  # DefaultAlertmanagerVersion of promet
 _SEMVER = re.compile(
     r"^(0|[1-9][0-9]*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
-    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$",
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?\Z",
     re.ASCII,
 )
 
@@ -1214,7 +1214,9 @@ def _check_am_port_name(kc: KindContext, wl: Workload) -> None:
     )
 
 
-_AM_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+_AM_DURATION = re.compile(
+    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?\Z", re.ASCII
+)
 
 
 def _check_am_durations(kc: KindContext, wl: Workload) -> None:
@@ -1268,7 +1270,8 @@ def _advertise_address_error(value: str, version: Semver) -> bool:
         if value.count(":") != 1:
             return True
         host, port = value.split(":")
-    if not re.fullmatch(r"[+-]?\d+", port) or abs(int(port)) > 2**31 - 1:
+    digits = port.lstrip("+-").lstrip("0")
+    if not re.fullmatch(r"[+-]?[0-9]+", port) or len(digits) > 10 or abs(int(port)) > 2**31 - 1:
         return True
     if host == "":
         return False

@@ -572,7 +572,7 @@ def _host_aliases(value: Any) -> list[dict[str, Any]]:
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _OPERATORS = ("Exists", "Equal", "Lt", "Gt")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 def is_label_value(value: str) -> bool:

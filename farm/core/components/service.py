@@ -15,7 +15,7 @@ from farm.core.model import BuildContext, ComponentSpec, Generated
 from farm.core.names import is_dns1123_subdomain, is_qualified_name
 from farm.core.registry import ComponentType
 
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 _PORT_KEYS = ("name", "port", "targetPort", "protocol", "nodePort", "appProtocol")
 _LB_ONLY = (

@@ -36,8 +36,8 @@ REFUSED = {
     "selector": "the selector is builder-managed (app: <component>) and immutable once created",
     "template": "the pod template is projected from the component's own container and pod-level properties",
 }
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_PERCENT = re.compile(r"^[0-9]+%$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_PERCENT = re.compile(r"^[0-9]+%\Z")
 _CLAIM_KEYS = (
     "name",
     "mountPath",

@@ -717,7 +717,7 @@ REQUIRED: frozenset[tuple[str, str]] = frozenset(
     }
 )
 
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII)
 _ZERO_TIME = "0001-01-01T00:00:00Z"
 
 

@@ -40,7 +40,7 @@ FLUX_OPERATOR = Api("Flux Operator")
 # The patterns the Flux CRDs give their duration fields; a timeout's takes no h.
 DURATION_PATTERN = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
 TIMEOUT_PATTERN = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m))+$")
-_HOUR_FORM = re.compile(r"^(\d+)h(\d+)m(.*)$")
+_HOUR_FORM = re.compile(r"^(\d+)h(\d+)m(.*)\Z", re.ASCII)
 
 
 def minutes_form(written: str) -> str:
@@ -72,13 +72,13 @@ def flux_duration(type_name: str, *, hours: bool = True) -> Custom:
     def decode(value: Any, path: str, api: Api) -> str:
         if not isinstance(value, str):
             raise FieldError(f"{path}: must be a duration string, got {go_type_name(value)}")
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):
             raise invalid(path, value, f"unsigned, in the units {units}: {pattern.pattern}")
         try:
             written = go_form(value, hours=hours)
         except DurationError:
             raise invalid(path, value, f"unsigned, in the units {units}: {pattern.pattern}") from None
-        if not pattern.match(written):
+        if not pattern.fullmatch(written):
             raise invalid(path, value, f"at least a millisecond: it would be written {written}")
         return written
 

@@ -46,7 +46,7 @@ def source_timeout(value: Any, path: str, api: Api | None = None) -> str:
     an ``h`` the CRD refuses."""
     if not isinstance(value, str):
         raise FieldError(f"{path}: must be a duration string, got {go_type_name(value)}")
-    if not TIMEOUT_PATTERN.match(value):
+    if not TIMEOUT_PATTERN.fullmatch(value):
         raise FieldError(
             f'{path}: "{value}" is not a duration the source API accepts (unsigned, in ms, s or m, '
             f"with no h: {TIMEOUT_PATTERN.pattern}; write an hour as 60m)"
@@ -55,7 +55,7 @@ def source_timeout(value: Any, path: str, api: Api | None = None) -> str:
         written = go_form(value, hours=False)
     except DurationError as exc:
         raise FieldError(f"{path}: {exc}") from None
-    if not TIMEOUT_PATTERN.match(written):
+    if not TIMEOUT_PATTERN.fullmatch(written):
         raise FieldError(
             f'{path}: "{value}" is below Flux\'s millisecond resolution (it would be written as {written})'
         )
