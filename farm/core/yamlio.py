@@ -323,11 +323,17 @@ def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
 
 
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.reader.ReaderError):  # its str() spans lines
+        return f"yaml: position {exc.position}: {exc.reason} (character #x{_code(exc.character)})"
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     if mark is not None:
         return f"yaml: line {mark.line + 1}: {problem}"
     return f"yaml: {problem}"
+
+
+def _code(character: int | str) -> str:
+    return f"{character if isinstance(character, int) else ord(character):04x}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,10 +84,13 @@ def _is_known_zone(name: str) -> bool:
     """Whether the IANA database shipped in the ``tzdata`` package names this zone. The packaged
     database, not the host's, so every worker gives the same answer."""
     parts = name.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return False
+    if len(name) > 255 or any(part in ("", ".", "..") for part in parts):
+        return False  # no zone name is this long: and a file name past the limit is an OSError
     entry = resources.files("tzdata").joinpath("zoneinfo", *parts)
-    return entry.is_file()
+    try:
+        return entry.is_file()
+    except (OSError, ValueError):  # a name holding NUL, or a part too long for the file system
+        return False
 
 
 def _cron_spec_fields(props: dict[str, Any]) -> dict[str, Any]:

@@ -1018,6 +1018,11 @@ def parse_tolerant(text: str) -> Semver | None:
     match = _SEMVER.match(".".join(parts))
     if not match:
         return None
+    numbers = [match.group(i) for i in (1, 2, 3)] + [
+        p for p in (match.group(4) or "").split(".") if p.isdigit()
+    ]
+    if any(len(number) > 20 or int(number) > 2**64 - 1 for number in numbers):
+        return None  # blang/semver reads each number with ParseUint(…, 64)
     pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in (match.group(4) or "").split(".") if p)
     return int(match.group(1)), int(match.group(2)), int(match.group(3)), pre
 
