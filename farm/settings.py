@@ -14,7 +14,9 @@ Variables:
   normal chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, profiles, instance roles).
 - ``FARM_SIGNING_KEY``: path of the ed25519 private key (PEM). When set, the file must exist.
 - ``FARM_TRUSTED_SIGNERS``: a file of PEM public keys, or a folder of ``*.pub``/``*.pem`` files.
-- ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor.
+- ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor. It has no default:
+  ``farm worker``, ``farm beat``, ``farm reconcile`` and the Celery executor refuse to start
+  without it rather than guess one.
 - ``FARM_CELERY_QUEUE``: the Celery queue jobs are sent to and workers consume (default ``farm``);
   a separate name isolates one set of workers (a test run, a team) on a shared broker.
 - ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
@@ -23,6 +25,8 @@ Variables:
 
 from __future__ import annotations
 
+import contextlib
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -34,6 +38,22 @@ ENV_PREFIX = "FARM_"
 
 class SettingsError(ValueError):
     """A ``FARM_*`` variable holds a value the farm cannot use; the message names the variable."""
+
+
+BROKER_REQUIRED = (
+    "FARM_BROKER_URL is not set: the Celery executor, farm worker, farm beat and farm reconcile "
+    "need the broker every farm process shares (e.g. FARM_BROKER_URL=redis://127.0.0.1:6379/0)"
+)
+
+# scheme://user:password@host → the password is the part between the first ':' after the scheme's
+# '//' and the last '@' before the path (a password may itself hold '@' or ':').
+_URL_PASSWORD = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):(?P<password>[^/?#]*)@")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its userinfo replaced by ``***``, for every message that
+    shows a configured URL (database, broker)."""
+    return _URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", url, count=1)
 
 
 class FarmSettings(BaseSettings):
@@ -93,6 +113,19 @@ class FarmSettings(BaseSettings):
     @property
     def uses_s3(self) -> bool:
         return self.object_store.startswith("s3://")
+
+
+def make_private_folder(path: Path) -> None:
+    """Create ``path`` and its missing parents with mode 0700 (blobs, ``farm.db`` and keys live
+    there: nobody else on the host reads them). Folders that already exist are left alone."""
+    missing: list[Path] = []
+    current = Path(path)
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            folder.mkdir(mode=0o700)
 
 
 def load_settings(**overrides: object) -> FarmSettings:

@@ -19,6 +19,7 @@ snapshot without taking the write lock and never makes a writer wait. It must no
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,21 +29,29 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from farm.settings import SettingsError, make_private_folder, redact_url
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 READ_ONLY_OPTION = "farm_read_only"
 
 
 def normalize_database_url(url: str) -> str:
-    """Pin PostgreSQL to psycopg 3; leave other URLs alone. Names FARM_DATABASE_URL when unusable."""
+    """Pin PostgreSQL to psycopg 3; leave other URLs alone. Names FARM_DATABASE_URL when unusable
+    (a :class:`SettingsError` that never shows the URL's password)."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     try:
         parsed = make_url(url)
-    except Exception as error:
-        raise ValueError(f"FARM_DATABASE_URL: not a database URL: {url!r} ({error})") from None
+    except Exception:  # its message would echo the URL, password and all
+        raise SettingsError(
+            "FARM_DATABASE_URL: not a database URL (expected postgresql://… or sqlite:///…; "
+            "the value is not shown, as it may hold a password)"
+        ) from None
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
-        raise ValueError(f"FARM_DATABASE_URL: only sqlite and postgresql are supported, got {url!r}")
+        raise SettingsError(
+            f"FARM_DATABASE_URL: only sqlite and postgresql are supported, got {redact_url(url)!r}"
+        )
     return url
 
 
@@ -52,12 +61,19 @@ def create_farm_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            _create_private_file(Path(parsed.database))
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _configure_sqlite_connection)
         event.listen(engine, "begin", _begin_immediate)
         return engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _create_private_file(database: Path) -> None:
+    """A new SQLite file is created empty with mode 0600 in a 0700 folder before SQLite opens it;
+    SQLite gives its -wal and -shm files the database file's mode."""
+    make_private_folder(database.parent)
+    os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
 def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:

@@ -7,7 +7,7 @@ the only way a key is ever written twice). Every read is verified; a missing blo
 ``BlobMissingError`` and a blob whose bytes do not hash to its key raises ``BlobCorruptError``,
 both naming the digest.
 
-Writes are atomic: the local store writes a temporary file in the same folder, fsyncs it and
+Local blobs are readable by their owner only (files 0400, folders 0700). Writes are atomic: the local store writes a temporary file in the same folder, fsyncs it and
 ``os.replace``s it into place, then fsyncs the folder so the new name is durable before ``put``
 returns (and so before any row that points at the blob commits); an S3 PUT is never visible
 half-written, and it carries the sha256 checksum so the server refuses bytes damaged in transit.
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from farm.evidence.canonical import is_hex_digest, sha256_hex
+from farm.settings import make_private_folder
 
 if TYPE_CHECKING:
     from farm.settings import FarmSettings
@@ -144,7 +145,7 @@ class LocalObjectStore:
                     # Refresh the age so a sweep does not take a blob that a new row is about to claim.
                     os.utime(path)
                     continue
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_folder(path.parent)
                 written[path] = self._write_temporary(path, data, fsync=not batched)
             folders = {path.parent for path in written}
             if batched and written:
@@ -174,8 +175,8 @@ class LocalObjectStore:
 
     @staticmethod
     def _write_temporary(path: Path, data: bytes, *, fsync: bool = True) -> str:
-        """A read-only temporary file beside ``path`` holding ``data`` (fsynced unless the caller
-        flushes the whole filesystem itself); its name."""
+        """A temporary file beside ``path`` holding ``data`` (fsynced unless the caller flushes the
+        whole filesystem itself), readable by its owner only (mode 0400, in a 0700 folder); its name."""
         descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
         try:
             with os.fdopen(descriptor, "wb") as handle:
@@ -183,7 +184,7 @@ class LocalObjectStore:
                 handle.flush()
                 if fsync:
                     os.fsync(handle.fileno())
-            os.chmod(temp_name, 0o444)
+            os.chmod(temp_name, 0o400)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
