@@ -8,6 +8,7 @@ the storage commands need, and starts several times faster.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, MutableMapping
 
 import typer
@@ -100,7 +101,18 @@ def _root() -> None:
 
 
 def main() -> None:
-    app()
+    """Run ``farm``; a known failure left unhandled by its command (a service unreachable, a
+    missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/errors.py)."""
+    try:
+        app()
+    except Exception as error:
+        from farm.commands.errors import describe
+
+        message = describe(error)
+        if message is None:
+            raise
+        sys.stderr.write(f"Error: {message}\n")
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -6,25 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from alembic.util import CommandError
-from sqlalchemy.exc import SQLAlchemyError
 
-from farm.evidence.errors import EvidenceError
-from farm.evidence.keys import KeyFileError
-from farm.settings import SettingsError
+from farm.commands.errors import describe
 from farm.store.context import Storage, open_storage
-from farm.store.objects import ObjectStoreError
-
-EXPECTED_ERRORS = (
-    CommandError,
-    SettingsError,
-    KeyFileError,
-    EvidenceError,
-    ObjectStoreError,
-    SQLAlchemyError,
-    ValueError,
-    OSError,
-)
 
 
 def fail(message: str) -> typer.Exit:
@@ -34,17 +18,18 @@ def fail(message: str) -> typer.Exit:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Turn the farm's expected errors into ``Error: …`` on stderr and exit status 1."""
+    """Turn the farm's known errors (``farm.commands.errors.describe``), and the ValueErrors these
+    commands raise for a bad argument (a digest that is not one), into ``Error: …`` on stderr and
+    exit status 1; anything else is a bug and keeps its traceback."""
     try:
         yield
-    except EXPECTED_ERRORS as error:
-        raise fail(_describe(error)) from None
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, SQLAlchemyError):
-        return f"database: {getattr(error, 'orig', None) or error}"
-    return str(error)
+    except Exception as error:
+        message = describe(error)
+        if message is None and isinstance(error, ValueError):
+            message = str(error)
+        if message is None:
+            raise
+        raise fail(message) from None
 
 
 @contextmanager

@@ -64,11 +64,23 @@ def build_command(
     if not rendered.manifests:
         return
     if output is not None:
-        output.mkdir(parents=True, exist_ok=True)
-        (output / f"{rendered.app_name}.yaml").write_bytes(rendered.manifests)
+        _write_output(output, rendered.app_name, rendered.manifests)
         return
     sys.stdout.buffer.write(rendered.manifests)
     sys.stdout.flush()
+
+
+def _write_output(folder: Path, app_name: str, manifests: bytes) -> None:
+    """``-o DIR``: the manifests as ``DIR/<app name>.yaml``; a file or an unwritable place is an
+    ``Error:`` line naming the option."""
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(20, "not a folder (-o names the folder that gets <application>.yaml)")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{app_name}.yaml").write_bytes(manifests)
+    except OSError as exc:
+        sys.stderr.write(f"Error: -o {folder}: {exc.strerror or exc}\n")
+        raise typer.Exit(1) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
 from farm.store.runs import CACHED_FAILURE
 
-err = Console(stderr=True)
+err = Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
 
 
 def _open() -> Storage:
@@ -120,6 +120,9 @@ def run_command(
 
 def runs_command(limit: int = typer.Option(20, "--limit")) -> None:
     """List the most recent runs."""
+    if limit < 1:
+        err.print(f"Error: --limit: must be at least 1, got {limit}")
+        raise typer.Exit(1)
     storage = _open()
     for run in recent_runs(storage, limit):
         created = run.created_at.isoformat(timespec="seconds")
