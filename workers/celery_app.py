@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from celery import Celery
 
-from farm.settings import load_settings
-
-DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+from farm.settings import BROKER_REQUIRED, SettingsError, load_settings
 
 
 def make_celery() -> Celery:
     settings = load_settings()
-    app = Celery("farm", broker=settings.broker_url or DEFAULT_BROKER, include=["workers.tasks"])
+    if not settings.broker_url:  # never a guessed default: another farm's Redis db 0 is not ours
+        raise SettingsError(BROKER_REQUIRED)
+    app = Celery("farm", broker=settings.broker_url, include=["workers.tasks"])
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import typer
 
+from farm.commands._support import fail, reported_errors
+from farm.settings import BROKER_REQUIRED, load_settings
+
+
+def _require_broker() -> None:
+    """Refuse, before Celery starts, when no broker is configured (or the settings are bad)."""
+    with reported_errors():
+        configured = load_settings().broker_url
+    if not configured:
+        raise fail(BROKER_REQUIRED)
+
 
 def worker_command(
     concurrency: int = typer.Option(0, "--concurrency", "-c", help="worker processes (default: every core)"),
     loglevel: str = typer.Option("INFO", "--loglevel"),
 ) -> None:
     """Start a Celery worker that renders jobs from FARM_CELERY_QUEUE (broker: FARM_BROKER_URL)."""
+    _require_broker()
     from workers.celery_app import app as celery_app
 
     queue = celery_app.conf.task_default_queue
@@ -21,6 +33,7 @@ def worker_command(
 
 def beat_command(loglevel: str = typer.Option("INFO", "--loglevel")) -> None:
     """Start Celery beat: it runs the reconciler every minute."""
+    _require_broker()
     from workers.celery_app import app as celery_app
 
     celery_app.start(["beat", f"--loglevel={loglevel}"])
@@ -35,6 +48,7 @@ def reconcile_command(
     ),
 ) -> None:
     """Run the reconciler once: re-send, via Celery, the jobs stuck in queued or running."""
+    _require_broker()
     from datetime import timedelta
 
     from farm.scheduler.executors import CeleryQueue
