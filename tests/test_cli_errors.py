@@ -1,0 +1,229 @@
+"""Expected failures of the storage and fleet commands are one ``Error:`` line naming the service
+and the setting to check; never a traceback, never a password. Files the farm writes are private."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from conftest_store import DatabaseFactory, Fleet
+
+from farm.settings import SettingsError, redact_url
+from farm.store.db import create_farm_engine
+from farm.store.models import RenderJob, utcnow
+from farm.store.objects import LocalObjectStore
+
+SECRET = "s3cret-Pa55"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def farm(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    clean.update(env or {})
+    clean["AWS_MAX_ATTEMPTS"] = "1"  # an unreachable endpoint fails at once, not after retries
+    return subprocess.run(
+        [sys.executable, "-m", "farm", *args], env=clean, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def single_error(result: subprocess.CompletedProcess[str]) -> str:
+    """The one ``Error:`` line of a failed command (exit 1, no traceback, no password)."""
+    assert "Traceback" not in result.stderr, result.stderr
+    assert SECRET not in result.stderr + result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1, result.stderr
+    assert result.returncode == 1, result.stderr
+    return errors[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def embedded(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {"FARM_HOME": str(tmp_path / ".farm"), **extra}
+
+
+# --- Settings and URLs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://farm:pw@db/farm", "postgresql://farm:***@db/farm"),
+        ("mysql://root:p@ss:w@rd@db:5432/x?a=b", "mysql://root:***@db:5432/x?a=b"),
+        ("redis://:pw@redis:6379/0", "redis://:***@redis:6379/0"),
+        ("redis://redis:6379/0", "redis://redis:6379/0"),
+        ("sqlite:////tmp/farm.db", "sqlite:////tmp/farm.db"),
+    ],
+)
+def test_a_url_is_shown_with_its_password_redacted(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+def test_an_unsupported_database_url_is_refused_without_echoing_its_password(tmp_path: Path) -> None:
+    result = farm("runs", env=embedded(tmp_path, FARM_DATABASE_URL=f"mysql://root:{SECRET}@db/x"))
+    assert single_error(result) == (
+        "Error: FARM_DATABASE_URL: only sqlite and postgresql are supported, got 'mysql://root:***@db/x'"
+    )
+
+
+def test_a_database_url_that_does_not_parse_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    result = farm("gc", "--dry-run", env=embedded(tmp_path, FARM_DATABASE_URL=f"not a url {SECRET}"))
+    assert single_error(result).startswith("Error: FARM_DATABASE_URL: not a database URL")
+
+
+# --- Services unreachable or unprepared ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_database_without_the_schema_says_run_farm_db_upgrade(
+    kind: str, databases: DatabaseFactory, tmp_path: Path
+) -> None:
+    url = databases.empty(kind)
+    result = farm("verify", "--all", env=embedded(tmp_path, FARM_DATABASE_URL=url))
+    line = single_error(result)
+    assert "has no farm schema or an older one: run farm db upgrade" in line
+    assert "FARM_DATABASE_URL" in line
+
+
+def test_farm_runs_on_a_postgresql_database_never_upgraded_says_run_farm_db_upgrade(
+    databases: DatabaseFactory, tmp_path: Path
+) -> None:
+    result = farm("runs", env=embedded(tmp_path, FARM_DATABASE_URL=databases.empty("postgresql")))
+    assert "run farm db upgrade" in single_error(result)
+
+
+def test_an_unreachable_database_is_named_with_its_setting_and_no_password(tmp_path: Path) -> None:
+    url = f"postgresql://farm:{SECRET}@127.0.0.1:{free_port()}/farm"
+    result = farm("runs", env=embedded(tmp_path, FARM_DATABASE_URL=url))
+    line = single_error(result)
+    assert line.startswith("Error: database unreachable at postgresql://farm:***@127.0.0.1:")
+    assert line.endswith("(check FARM_DATABASE_URL and that the server runs)")
+
+
+def test_an_unreachable_s3_endpoint_names_the_store_and_its_settings(
+    farm_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = farm_env | {
+        "FARM_OBJECT_STORE": "s3://farm-outputs",
+        "FARM_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+        "AWS_ACCESS_KEY_ID": "farm-test",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    line = single_error(farm("gc", "--dry-run", env=env))
+    assert line.startswith("Error: object store s3://farm-outputs: Could not connect to the endpoint URL")
+    assert "FARM_S3_ENDPOINT_URL" in line
+
+
+def test_a_missing_signing_key_names_the_file_and_the_setting(
+    farm_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = farm_env | {"FARM_SIGNING_KEY": str(tmp_path / "absent.key")}
+    line = single_error(farm("run", str(ROOT / "examples" / "fleet"), env=env))
+    assert line == (
+        f"Error: {tmp_path / 'absent.key'}: signing key file not found "
+        "(FARM_SIGNING_KEY names the key; farm keys generate writes one)"
+    )
+
+
+@pytest.mark.parametrize("command", ["worker", "beat", "reconcile"])
+def test_celery_commands_without_a_broker_refuse_naming_farm_broker_url(command: str, tmp_path: Path) -> None:
+    line = single_error(farm(command, env=embedded(tmp_path)))
+    assert line.startswith("Error: FARM_BROKER_URL is not set:")
+
+
+def test_the_celery_application_has_no_default_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FARM_BROKER_URL", "redis://127.0.0.1:6379/0")
+    from workers.celery_app import make_celery
+
+    monkeypatch.delenv("FARM_BROKER_URL")
+    with pytest.raises(SettingsError, match="FARM_BROKER_URL is not set"):
+        make_celery()
+
+
+def test_reconcile_with_an_unreachable_broker_names_it_without_its_password(
+    farm_env: dict[str, str], cli_fleet: Fleet
+) -> None:
+    from conftest_store import make_inputs
+
+    job_id = cli_fleet.new_job(cli_fleet.new_run(), make_inputs())
+    with cli_fleet.sessions.begin() as session:  # queued an hour ago: lost, to be sent again
+        session.get(RenderJob, job_id).queued_at = utcnow() - timedelta(hours=1)
+    broker = f"redis://:{SECRET}@127.0.0.1:{free_port()}/0"
+    line = single_error(farm("reconcile", "--timeout", "0", env=farm_env | {"FARM_BROKER_URL": broker}))
+    assert line.startswith("Error: broker unreachable at redis://:***@127.0.0.1:")
+    assert "FARM_BROKER_URL" in line
+
+
+# --- Arguments and missing data ------------------------------------------------------------------
+
+
+def test_farm_output_of_a_deleted_blob_names_the_blob(farm_env: dict[str, str], cli_fleet: Fleet) -> None:
+    _, _, record = cli_fleet.render(b"kind: ConfigMap\n")
+    blob = Path(farm_env["FARM_OBJECT_STORE"]) / "sha256" / record.output_digest
+    blob.unlink()
+    line = single_error(farm("output", "web/prod", env=farm_env))
+    assert line.startswith(f"Error: blob sha256/{record.output_digest} is missing from local object store")
+
+
+def test_farm_status_of_a_name_that_looks_like_markup_is_an_error_line(farm_env: dict[str, str]) -> None:
+    assert single_error(farm("status", "[/]", env=farm_env)) == "Error: run [/] does not exist"
+
+
+def test_farm_runs_with_a_negative_limit_is_refused(farm_env: dict[str, str]) -> None:
+    assert (
+        single_error(farm("runs", "--limit", "-1", env=farm_env))
+        == "Error: --limit: must be at least 1, got -1"
+    )
+
+
+def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
+    app = ROOT / "tests" / "golden" / "passthrough-deployment"
+    target = tmp_path / "taken"
+    target.write_text("")
+    args = ["build", str(app / "app.yaml"), "--profile", str(app / "cluster.yaml"), "-o", str(target)]
+    line = single_error(farm(*args, env=embedded(tmp_path)))
+    assert line == f"Error: -o {target}: not a folder (-o names the folder that gets <application>.yaml)"
+    assert target.read_text() == ""
+
+
+# --- File modes ----------------------------------------------------------------------------------
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_embedded_database_and_its_folder_are_private(tmp_path: Path) -> None:
+    home = tmp_path / "home" / ".farm"
+    engine = create_farm_engine(f"sqlite:///{home / 'farm.db'}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+        connection.exec_driver_sql("INSERT INTO t VALUES (1)")
+        assert (home / "farm.db-wal").exists()
+        modes = {name: mode(home / name) for name in ("farm.db", "farm.db-wal", "farm.db-shm")}
+    engine.dispose()
+    assert mode(home) == 0o700 and mode(home.parent) == 0o700
+    assert modes == {"farm.db": 0o600, "farm.db-wal": 0o600, "farm.db-shm": 0o600}
+
+
+def test_local_blobs_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    store = LocalObjectStore(tmp_path / "objects")
+    digest = store.put(b"manifests")
+    assert mode(tmp_path / "objects" / "sha256" / digest) == 0o400
+    assert mode(tmp_path / "objects") == 0o700 and mode(tmp_path / "objects" / "sha256") == 0o700
+    assert store.get(digest) == b"manifests"
+    store.delete(digest)
+    assert not store.exists(digest)
