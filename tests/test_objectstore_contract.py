@@ -116,7 +116,7 @@ def test_local_layout_is_sha256_hex_read_only_and_leaves_no_temporary_files(
     digest = local_store.put(b"payload")
     path = local_store.root / "sha256" / digest
     assert path.read_bytes() == b"payload"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert stat.S_IMODE(path.stat().st_mode) == 0o400  # read-only, and private to its owner
     assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == [digest]
 
 
