@@ -102,11 +102,11 @@ def _root() -> None:
 
 def main() -> None:
     """Run ``farm``; a known failure left unhandled by its command (a service unreachable, a
-    missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/errors.py)."""
+    missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/_errors.py)."""
     try:
         app()
     except Exception as error:
-        from farm.commands.errors import describe
+        from farm.commands._errors import describe
 
         message = describe(error)
         if message is None:

@@ -158,7 +158,7 @@ def test_reconcile_with_an_unreachable_broker_names_it_without_its_password(
 ) -> None:
     from conftest_store import make_inputs
 
-    job_id = cli_fleet.new_job(cli_fleet.new_run(), make_inputs())
+    job_id, _ = cli_fleet.new_job(cli_fleet.new_run(), (make_inputs(), "web", "prod"))
     with cli_fleet.sessions.begin() as session:  # queued an hour ago: lost, to be sent again
         session.get(RenderJob, job_id).queued_at = utcnow() - timedelta(hours=1)
     broker = f"redis://:{SECRET}@127.0.0.1:{free_port()}/0"

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import typer
 
-from farm.commands.errors import describe
+from farm.commands._errors import describe
 from farm.store.context import Storage, open_storage
 
 
@@ -18,7 +18,7 @@ def fail(message: str) -> typer.Exit:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Turn the farm's known errors (``farm.commands.errors.describe``), and the ValueErrors these
+    """Turn the farm's known errors (``farm.commands._errors.describe``), and the ValueErrors these
     commands raise for a bad argument (a digest that is not one), into ``Error: …`` on stderr and
     exit status 1; anything else is a bug and keeps its traceback."""
     try:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from farm.settings import FarmSettings
+from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
 RENDER_TASK = "farm.render_job"
 _worker_state: dict = {}
@@ -74,6 +74,8 @@ class CeleryQueue:
         if client is None:
             from celery import Celery
 
+            if not settings.broker_url:  # Celery would guess amqp://localhost; another farm's broker
+                raise SettingsError(BROKER_REQUIRED)
             client = Celery("farm-client", broker=settings.broker_url)
             client.conf.update(task_serializer="json", broker_connection_retry_on_startup=True)
         self.client = client
