@@ -29,6 +29,7 @@ from farm.evidence.verify import Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
     ActionCacheEntry,
+    CatalogSnapshot,
     EvidenceRecord,
     FleetRun,
     JobState,
@@ -36,6 +37,7 @@ from farm.store.models import (
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
 from farm.store.runs import targets_of_run
+from farm.store.snapshots import manifest_references
 
 # ---------------------------------------------------------------------------------------------
 # Verification
@@ -150,14 +152,36 @@ class SweepReport:
     kept_in_grace: list[str] = field(default_factory=list)
 
 
-def referenced_blobs(session: Session) -> dict[str, list[str]]:
+def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> dict[str, list[str]]:
     """digest → the ``table.column`` names whose rows point at that blob."""
     references: dict[str, list[str]] = {}
     for column in BLOB_REFERENCES:
         name = f"{column.class_.__tablename__}.{column.key}"
         for digest in session.scalars(select(column).where(column.is_not(None)).distinct()):
             references.setdefault(digest, []).append(name)
+    references.update(_snapshot_documents(session, objects, references))
     return references
+
+
+def _snapshot_documents(
+    session: Session, objects: ObjectStore | None, known: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """The documents and requests each stored snapshot manifest names (live with the snapshot)."""
+    if objects is None:
+        return {}
+    found: dict[str, list[str]] = {}
+    for manifest in session.scalars(
+        select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
+    ):
+        try:
+            named = manifest_references(objects.get(manifest))
+        except (BlobMissingError, BlobCorruptError):
+            continue  # reported as a missing (or corrupt) blob by its own column
+        for digest in named:
+            names = found.setdefault(digest, list(known.get(digest, [])))
+            if "catalog snapshot manifest" not in names:
+                names.append("catalog snapshot manifest")
+    return found
 
 
 def sweep(
@@ -173,7 +197,7 @@ def sweep(
     Rows pointing at a missing blob are only reported: the bytes cannot be recreated here.
     """
     now = now or datetime.now(UTC)
-    references = referenced_blobs(session)
+    references = referenced_blobs(session, objects)
     stored = {blob.digest: blob for blob in objects.list_blobs()}
     report = SweepReport(
         unreferenced=[blob for digest, blob in sorted(stored.items()) if digest not in references],
@@ -191,4 +215,5 @@ def sweep(
 def _referenced_now(session: Session, digest: str) -> bool:
     # A writer may have committed a row for this blob since the sweep read the references.
     session.rollback()
+    # (A new snapshot naming an old blob refreshed its age when it was stored: the grace period keeps it.)
     return any(session.scalar(select(column).where(column == digest).limit(1)) for column in BLOB_REFERENCES)

@@ -8,6 +8,7 @@ what gets rendered, and a request blob whose bytes do not match its digest is re
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 
 from sqlalchemy import insert
@@ -76,6 +77,21 @@ def _insert_documents(session: Session, snapshot: CatalogSnapshot) -> None:
         session.execute(insert(models.Application), applications)
     if clusters:
         session.execute(insert(models.ClusterProfile), clusters)
+
+
+def manifest_references(manifest: bytes) -> set[str]:
+    """Every blob a snapshot manifest names: its documents and its targets' requests.
+
+    A snapshot's blobs stay live while its row exists, so ``farm gc`` never takes a document
+    (``kurel.yaml``, a values file) that a queued job of a run of that snapshot still needs.
+    """
+    content = json.loads(manifest)
+    digests = {content["fleet"], *content["clusters"].values(), *content["profiles"].values()}
+    for app in content["applications"].values():
+        digests.update(d for d in (app["app"], app["package"], app["values"]) if d is not None)
+        digests.update(app["clusterValues"].values())
+    digests.update(target[3] for target in content["targets"])
+    return digests
 
 
 class BlobCache:

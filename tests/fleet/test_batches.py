@@ -18,7 +18,7 @@ from farm.scheduler.planner import plan_run
 from farm.scheduler.progress import run_summary
 from farm.scheduler.reconcile import stale_jobs
 from farm.scheduler.service import plan_catalog
-from farm.store import models
+from farm.store import audit, models
 from farm.store.db import session_scope
 from farm.store.runs import claim_job, targets_of_run
 
@@ -225,3 +225,33 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
     _run_all(fleet_env, planned.queued, worker="w3")
     summary = run_summary(fleet_env.storage, planned.run_id)
     assert summary.state == "completed" and summary.counts == {"succeeded": planned.total}
+
+
+PACKAGE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Package
+metadata:
+  name: app-0
+spec:
+  parameters:
+    - {name: tag, type: string, default: v1.0.0}
+"""
+
+
+def test_gc_keeps_every_document_a_planned_run_still_needs(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    """kurel.yaml and values files are named only by the snapshot manifest: a sweep with no grace
+    period between planning and rendering must not take them, or their targets could never render."""
+    folder = catalog.root / "applications" / "app-0"
+    (folder / "kurel.yaml").write_text(PACKAGE)
+    (folder / "values.yaml").write_text("tag: v2.0.0\n")
+    (folder / "values").mkdir()
+    (folder / "values" / "cluster-b.yaml").write_text("tag: v3.0.0\n")
+    (folder / "app.yaml").write_text((folder / "app.yaml").read_text().replace(":v1.0.0", ":${tag}"))
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    with session_scope(fleet_env.storage.sessions) as session:
+        report = audit.sweep(session, fleet_env.storage.objects, dry_run=False, grace=timedelta(0))
+    assert report.removed == [] and report.missing == {}
+    _run_all(fleet_env, planned.queued)
+    targets = _targets(fleet_env, planned.run_id)
+    assert {t.state for t in targets.values()} == {"succeeded"}
+    output = fleet_env.storage.objects.get(targets[("app-0", "cluster-b")].output_digest or "")
+    assert b"ghcr.io/example/app:v3.0.0" in output
