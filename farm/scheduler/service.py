@@ -6,15 +6,13 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import desc, select
-
 from farm.catalog import CatalogSnapshot, load_catalog
 from farm.scheduler.planner import PlannedRun, plan_run
 from farm.store import models
 from farm.store.context import Storage
-from farm.store.db import read_scope, session_scope
+from farm.store.db import read_scope
 from farm.store.migrate import upgrade
-from farm.store.runs import targets_of_run
+from farm.store.runs import latest_output_digest, newest_runs, targets_of_run
 
 
 def prepare_database(storage: Storage) -> None:
@@ -88,23 +86,12 @@ def unified_output_diff(storage: Storage, run_a: str, run_b: str, target: tuple[
 
 def latest_output(storage: Storage, application: str, cluster: str) -> bytes:
     with read_scope(storage.sessions) as session:
-        digest = session.scalar(
-            select(models.RenderTarget.output_digest)
-            .where(
-                models.RenderTarget.application == application,
-                models.RenderTarget.cluster_profile == cluster,
-                models.RenderTarget.output_digest.is_not(None),
-            )
-            .order_by(desc(models.RenderTarget.finished_at), desc(models.RenderTarget.created_at))
-            .limit(1)
-        )
+        digest = latest_output_digest(session, application, cluster)
     if digest is None:
         raise LookupError(f"no output for target {application}/{cluster}")
     return storage.objects.get(digest)
 
 
 def recent_runs(storage: Storage, limit: int = 20) -> list[models.FleetRun]:
-    with session_scope(storage.sessions) as session:
-        return list(
-            session.scalars(select(models.FleetRun).order_by(desc(models.FleetRun.created_at)).limit(limit))
-        )
+    with read_scope(storage.sessions) as session:
+        return newest_runs(session, limit)

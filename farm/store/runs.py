@@ -448,3 +448,21 @@ def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = N
 
 def jobs_of_run(session: Session, run_id: str) -> list[RenderJob]:
     return list(session.scalars(select(RenderJob).where(RenderJob.run_id == run_id).order_by(RenderJob.id)))
+
+
+def latest_output_digest(session: Session, application: str, cluster: str) -> str | None:
+    """The output of the most recently finished target (application, cluster) that has one."""
+    return session.scalar(
+        select(RenderTarget.output_digest)
+        .where(
+            RenderTarget.application == application,
+            RenderTarget.cluster_profile == cluster,
+            RenderTarget.output_digest.is_not(None),
+        )
+        .order_by(RenderTarget.finished_at.desc(), RenderTarget.created_at.desc())
+        .limit(1)
+    )
+
+
+def newest_runs(session: Session, limit: int) -> list[FleetRun]:
+    return list(session.scalars(select(FleetRun).order_by(FleetRun.created_at.desc()).limit(limit)))
