@@ -31,9 +31,14 @@ class CanonicalJSONError(ValueError):
     """A value that has no canonical JSON form; the message names its path (``$.a[2].b``)."""
 
 
-def canonical_json(value: Any) -> bytes:
-    """The canonical bytes of ``value`` (see the module docstring)."""
-    _check_json_value(value, "$", set())
+def canonical_json(value: Any, *, checked: bool = True) -> bytes:
+    """The canonical bytes of ``value`` (see the module docstring).
+
+    ``checked=False`` skips the walk that refuses non-JSON values, for values built only from
+    parts already checked (a statement whose predicate ``build_statement`` checked, an envelope).
+    """
+    if checked:
+        _check_json_value(value, "$", set())
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")

@@ -46,7 +46,7 @@ class Envelope:
         }
 
     def to_bytes(self) -> bytes:
-        return canonical_json(self.to_json())
+        return canonical_json(self.to_json(), checked=False)  # strings and lists of our own making
 
     def signed_by_trusted(self, trusted: TrustedSigners) -> list[str]:
         """Key ids of the trusted signers whose signature over this envelope verifies."""

@@ -38,7 +38,9 @@ class Statement:
         }
 
     def to_bytes(self) -> bytes:
-        return canonical_json(self.to_json())
+        # Every Statement comes from build_statement (its predicate checked) or parse_statement
+        # (decoded JSON), so its JSON form needs no second validation walk.
+        return canonical_json(self.to_json(), checked=False)
 
 
 def build_statement(subjects: list[Subject], predicate_type: str, predicate: dict[str, Any]) -> Statement:
