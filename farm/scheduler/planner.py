@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of
 from farm.evidence.provenance import request_action_key
@@ -19,7 +21,7 @@ from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState, RunState, new_id, utcnow
-from farm.store.runs import cached_failures, cached_outputs, finalize_run, insert_run
+from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_snapshot
 
 DEFAULT_BATCH_SIZE = 50
@@ -32,6 +34,32 @@ class PlannedRun:
     queued: list[tuple[str, str]]  # (job id, batch key) of the jobs to execute
     cached: int
     total: int
+
+
+@dataclass(frozen=True)
+class KeyedTarget:
+    """One target of a snapshot, its action key and what the caches hold for that key."""
+
+    target_request: TargetRequest
+    action_key: str
+    output_digest: str | None = None
+    failure: CachedFailure | None = None
+
+    @property
+    def cached(self) -> bool:
+        return self.output_digest is not None or self.failure is not None
+
+
+def key_targets(session: Session, snapshot: CatalogSnapshot, version: str) -> list[KeyedTarget]:
+    """Every target's action key on core ``version``, the action and failure caches asked in bulk.
+
+    The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
+    """
+    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
+    keys = [key for _, key in keyed]
+    outputs = cached_outputs(session, keys)
+    failures = cached_failures(session, [key for key in keys if key not in outputs])
+    return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
 
 
 def batch_key(action_keys: Sequence[str]) -> str:
@@ -68,24 +96,24 @@ def plan_run(
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
     version = core_version()
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
-    keys = [key for _, key in keyed]
     run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        outputs = cached_outputs(session, keys)
-        failures = cached_failures(session, [key for key in keys if key not in outputs])
         targets, to_render = [], []
-        for tr, key in keyed:
+        for keyed in key_targets(session, snapshot, version):
+            tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now)
-            if key in outputs:
-                row |= {"state": JobState.CACHED.value, "output_digest": outputs[key], "finished_at": now}
-            elif key in failures:
-                failure = failures[key]
+            if keyed.output_digest is not None:
                 row |= {
                     "state": JobState.CACHED.value,
-                    "error_code": failure.error_code,
-                    "error_message": failure.error_message,
+                    "output_digest": keyed.output_digest,
+                    "finished_at": now,
+                }
+            elif keyed.failure is not None:
+                row |= {
+                    "state": JobState.CACHED.value,
+                    "error_code": keyed.failure.error_code,
+                    "error_message": keyed.failure.error_message,
                     "finished_at": now,
                 }
             else:
