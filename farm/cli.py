@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "verify": "verify",
     "gc": "gc",
     "kinds": "kinds",
+    "plan": "plan",
     "run": "run",
     "runs": "run",
     "status": "run",

@@ -1,0 +1,104 @@
+"""``farm plan``: the targets a catalog change would render, grouped by cause; nothing is rendered.
+
+Exit 0 when nothing would render, 2 when something would (a CI gate on a pull request), 1 on an
+error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
+from farm.commands._support import fail, reported_errors
+from farm.scheduler.preview import (
+    Baseline,
+    Plan,
+    catalog_baseline,
+    latest_run_of_fleet,
+    preview,
+    run_baseline,
+)
+from farm.scheduler.service import prepare_database
+from farm.settings import load_settings
+from farm.store.context import Storage, open_storage
+
+SHOWN_PER_CAUSE = 20
+
+
+def _load(catalog: Path, option: str) -> CatalogSnapshot:
+    try:
+        return load_catalog(catalog)
+    except CatalogError as exc:
+        for problem in exc.problems[:-1]:
+            typer.echo(f"Error: {option}{problem}", err=True)
+        raise fail(f"{option}{exc.problems[-1]}") from None
+
+
+def _baseline(
+    storage: Storage, fleet: str, against: str | None, against_catalog: Path | None
+) -> Baseline | None:
+    if against is not None:
+        return run_baseline(storage, against)
+    if against_catalog is not None:
+        other = _load(against_catalog, "--against-catalog: ")
+        return catalog_baseline(other, f"catalog {against_catalog}")
+    run_id = latest_run_of_fleet(storage, fleet)
+    return run_baseline(storage, run_id) if run_id is not None else None
+
+
+def _print(plan: Plan) -> None:
+    echo = typer.echo
+    echo(f"plan of fleet {plan.fleet} (snapshot {plan.snapshot_digest[:12]}) against {plan.against}")
+    cached = plan.cached_outputs + plan.cached_failures
+    failures = f" ({plan.cached_failures} cached failures)" if plan.cached_failures else ""
+    echo(f"  would render {len(plan.render)} of {plan.total} targets; {cached} stay cached{failures}")
+    for kind, targets in plan.by_cause().items():
+        echo(f"  {kind}: {len(targets)}")
+        for target in targets[:SHOWN_PER_CAUSE]:
+            files = sorted({f for c in target.causes if c.kind == kind for f in c.files})
+            shown = f"  ({', '.join(files)})" if files else ""
+            echo(f"    {target.application}/{target.cluster}{shown}")
+        if len(targets) > SHOWN_PER_CAUSE:
+            echo(f"    … and {len(targets) - SHOWN_PER_CAUSE} more (farm plan --json lists them all)")
+
+
+def plan_command(
+    catalog: Path = typer.Argument(..., help="catalog folder holding fleet.yaml"),
+    against: str = typer.Option(
+        None, "--against", help="compare with this run (default: the fleet's latest)"
+    ),
+    against_catalog: Path = typer.Option(
+        None, "--against-catalog", help="compare with another catalog folder"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the plan as one JSON object"),
+) -> None:
+    """Preview a catalog change: which targets would render and why. Renders nothing.
+
+    Exit 0 when nothing would render, 2 when something would, 1 on an error.
+    """
+    if against is not None and against_catalog is not None:
+        raise fail("--against and --against-catalog: give one of them, not both")
+    snapshot = _load(catalog, "")
+    with reported_errors():
+        storage = open_storage(load_settings())
+        try:
+            prepare_database(storage)
+            baseline = _baseline(storage, snapshot.name, against, against_catalog)
+            plan = preview(storage, snapshot, baseline, source=str(catalog.resolve()))
+        except LookupError as exc:
+            raise fail(str(exc).strip("'\"")) from None
+        finally:
+            storage.close()
+    if as_json:
+        typer.echo(json.dumps(plan.as_json(), sort_keys=True))
+    else:
+        _print(plan)
+    if plan.render:
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan_command)

@@ -1,0 +1,224 @@
+"""``farm plan``: which targets a catalog would render, and why, without rendering anything.
+
+The targets and their action keys come from the planning path of ``farm run``
+(``farm.scheduler.planner.key_targets``), so a plan and the run after it agree target for target.
+A target whose key is in the action or failure cache stays cached whatever changed. For every
+other target the cause is read off its render request: the descriptor's fields (document digests,
+namespace, ``--set`` flags, selection) are compared with those of the same target's request in the
+compared run (its stored descriptor blob) or the compared catalog.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import desc, select
+
+from farm.catalog import CatalogSnapshot
+from farm.scheduler.fingerprint import core_version
+from farm.scheduler.planner import key_targets
+from farm.store import models
+from farm.store.context import Storage
+from farm.store.db import read_scope, session_scope
+from farm.store.runs import targets_of_run
+from farm.store.snapshots import persist_snapshot
+
+APPLICATION = "application changed"
+CLUSTER_PROFILE = "ClusterProfile changed"
+VALUES = "values changed"
+SELECTION = "profile selection changed"
+NAMESPACE = "namespace/flags changed"
+CORE = "core version changed"
+ADDED = "target added"
+REMOVED = "target removed"
+NOT_CACHED = "not in the cache"  # same request, same core: the output was collected or never made
+CAUSES = (APPLICATION, CLUSTER_PROFILE, VALUES, SELECTION, NAMESPACE, CORE, ADDED, NOT_CACHED, REMOVED)
+
+TargetKey = tuple[str, str]  # (application, cluster)
+
+
+@dataclass(frozen=True)
+class Cause:
+    kind: str
+    files: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({', '.join(self.files)})" if self.files else self.kind
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a plan compares with: each target's request digest, a way to read a descriptor."""
+
+    label: str
+    core_version: str
+    requests: dict[TargetKey, str | None]
+    descriptor: Callable[[str], dict[str, Any]]
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PlannedTarget:
+    application: str
+    cluster: str
+    causes: tuple[Cause, ...]
+
+
+@dataclass
+class Plan:
+    fleet: str
+    snapshot_digest: str
+    against: str
+    total: int
+    cached_outputs: int = 0
+    cached_failures: int = 0
+    render: list[PlannedTarget] = field(default_factory=list)
+    removed: list[TargetKey] = field(default_factory=list)
+
+    def by_cause(self) -> dict[str, list[PlannedTarget]]:
+        """Targets under each of their causes, causes in ``CAUSES`` order; removed ones last."""
+        groups: dict[str, list[PlannedTarget]] = {kind: [] for kind in CAUSES}
+        for target in self.render:
+            for kind in dict.fromkeys(cause.kind for cause in target.causes):
+                groups[kind].append(target)
+        groups[REMOVED] = [PlannedTarget(app, cluster, (Cause(REMOVED),)) for app, cluster in self.removed]
+        return {kind: targets for kind, targets in groups.items() if targets}
+
+    def as_json(self) -> dict[str, Any]:
+        clusters: dict[str, dict[str, list[str]]] = {}
+        for target in [*self.render, *self.by_cause().get(REMOVED, [])]:
+            clusters.setdefault(target.cluster, {})[target.application] = [str(c) for c in target.causes]
+        return {
+            "fleet": self.fleet,
+            "snapshot": self.snapshot_digest,
+            "against": self.against,
+            "total": self.total,
+            "render": len(self.render),
+            "cached": {"outputs": self.cached_outputs, "failures": self.cached_failures},
+            "causes": {kind: len(targets) for kind, targets in self.by_cause().items()},
+            "targets": {name: dict(sorted(apps.items())) for name, apps in sorted(clusters.items())},
+        }
+
+
+def _values_files(old: list[dict[str, str]], new: list[dict[str, str]]) -> tuple[str, ...]:
+    before = {layer["source"]: layer["digest"] for layer in old}
+    after = {layer["source"]: layer["digest"] for layer in new}
+    changed = [source for source in {**before, **after} if before.get(source) != after.get(source)]
+    return tuple(sorted(source.partition("/")[2] or source for source in changed))
+
+
+def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """What differs between two request descriptors of one target, field by field."""
+    causes = []
+    app_files = tuple(
+        name
+        for field_name, name in (("app", "app.yaml"), ("package", "kurel.yaml"))
+        if old.get(field_name) != new.get(field_name)
+    )
+    if app_files:
+        causes.append(Cause(APPLICATION, app_files))
+    if old.get("clusterProfile") != new.get("clusterProfile"):
+        causes.append(Cause(CLUSTER_PROFILE))
+    if old.get("values") != new.get("values"):
+        causes.append(Cause(VALUES, _values_files(old.get("values") or [], new.get("values") or [])))
+    if old.get("selection") != new.get("selection"):
+        causes.append(Cause(SELECTION))
+    if old.get("namespace") != new.get("namespace") or old.get("sets") != new.get("sets"):
+        causes.append(Cause(NAMESPACE))
+    return causes
+
+
+def _target_causes(
+    new: dict[str, Any], old_digest: str | None, new_digest: str, baseline: Baseline, version: str
+) -> tuple[Cause, ...]:
+    causes = [] if old_digest == new_digest else request_causes(baseline.descriptor(old_digest or ""), new)
+    if baseline.core_version != version:
+        causes.append(Cause(CORE))
+    return tuple(causes) or (Cause(NOT_CACHED),)
+
+
+def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | None, *, source: str) -> Plan:
+    """The plan of ``snapshot`` against ``baseline`` (None: every target is added).
+
+    Writes the snapshot (as ``farm run`` would) and nothing else: no run, no job, no render.
+    """
+    version = core_version()
+    with session_scope(storage.sessions) as session:
+        persist_snapshot(session, storage.objects, snapshot, source)
+        keyed = key_targets(session, snapshot, version)
+    plan = Plan(snapshot.name, snapshot.digest, baseline.label if baseline else "nothing", len(keyed))
+    previous = baseline.requests if baseline else {}
+    for item in keyed:
+        target, request = item.target_request.target, item.target_request.request
+        key = (target.application, target.cluster)
+        if item.output_digest is not None:
+            plan.cached_outputs += 1
+        elif item.failure is not None:
+            plan.cached_failures += 1
+        elif baseline is None or key not in previous:
+            plan.render.append(PlannedTarget(*key, (Cause(ADDED),)))
+        else:
+            causes = _target_causes(request.descriptor(), previous[key], request.digest, baseline, version)
+            plan.render.append(PlannedTarget(*key, causes))
+    current = {(t.application, t.cluster) for t in snapshot.targets}
+    plan.removed = sorted(key for key in previous if key not in current)
+    return plan
+
+
+def _stored_descriptor(storage: Storage) -> Callable[[str], dict[str, Any]]:
+    loaded: dict[str, dict[str, Any]] = {}
+
+    def descriptor(digest: str) -> dict[str, Any]:
+        if digest not in loaded:
+            loaded[digest] = json.loads(storage.objects.get(digest)) if digest else {}
+        return loaded[digest]
+
+    return descriptor
+
+
+def run_baseline(storage: Storage, run_id: str) -> Baseline:
+    """The targets of a recorded run and their stored requests. LookupError if there is no such run."""
+    with read_scope(storage.sessions) as session:
+        run = session.get(models.FleetRun, run_id)
+        if run is None:
+            raise LookupError(f"--against: run {run_id} does not exist (farm runs lists them)")
+        version = run.core_version
+        requests = {
+            (row.application, row.cluster_profile): row.request_digest
+            for row in targets_of_run(session, run_id)
+        }
+    return Baseline(f"run {run_id}", version, requests, _stored_descriptor(storage), run_id)
+
+
+def catalog_baseline(snapshot: CatalogSnapshot, label: str) -> Baseline:
+    """Another catalog's targets and requests, as the current core would key them."""
+    requests = {(tr.target.application, tr.target.cluster): tr.request for tr in snapshot.target_requests}
+    descriptors = {request.digest: request.descriptor() for request in requests.values()}
+    digests: dict[TargetKey, str | None] = {key: request.digest for key, request in requests.items()}
+    return Baseline(label, core_version(), digests, lambda digest: descriptors.get(digest, {}))
+
+
+def latest_run_of_fleet(storage: Storage, fleet: str) -> str | None:
+    """The newest run whose catalog snapshot has the fleet name ``fleet``."""
+    with read_scope(storage.sessions) as session:
+        rows = list(
+            session.execute(
+                select(models.FleetRun.id, models.CatalogSnapshot.digest, models.CatalogSnapshot.blob_digest)
+                .join(
+                    models.CatalogSnapshot, models.CatalogSnapshot.digest == models.FleetRun.snapshot_digest
+                )
+                .order_by(desc(models.FleetRun.created_at))
+            )
+        )
+    names: dict[str, str | None] = {}
+    for run_id, snapshot_digest, blob_digest in rows:
+        if snapshot_digest not in names:
+            names[snapshot_digest] = (
+                json.loads(storage.objects.get(blob_digest)).get("name") if blob_digest else None
+            )
+        if names[snapshot_digest] == fleet:
+            return run_id
+    return None
