@@ -7,8 +7,10 @@ imports the worker application in ``workers/``.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -55,8 +57,11 @@ def run_local(
     if not jobs:
         return
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
+    # forkserver: a worker starts from a small server process, not from a fork of this one, so it
+    # does not carry the planner's catalog (hundreds of MiB for 100,000 targets) in its memory.
+    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_local_worker, initargs=(settings,)
+        max_workers=workers, mp_context=context, initializer=_init_local_worker, initargs=(settings,)
     ) as pool:
         pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
         while pending:
