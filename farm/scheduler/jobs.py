@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 
 from farm.core.charts import ChartRenderNeeded
-from farm.core.errors import CoreError
+from farm.core.errors import CoreError, bound_message
 from farm.core.render import render
 from farm.core.request import RenderRequest, RequestError
 from farm.evidence.keys import Signer
@@ -47,7 +47,6 @@ FORGED_ACTION_KEY = "action_key_mismatch"
 FORGED_MESSAGE = "batch_key_mismatch"
 INTERNAL_ERROR = "internal_error"
 NONDETERMINISTIC = "nondeterministic_output"
-MAX_MESSAGE = 4096  # characters of an error message kept in the database
 SKIPPED = "skipped"
 
 
@@ -72,16 +71,10 @@ class _Batch:
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # cacheable core failures
 
     def fail(self, target: ClaimedTarget, code: str, message: str, *, cacheable: bool = False) -> None:
-        message = _bounded(message)
+        message = bound_message(message)
         self.results.append(TargetResult(target.id, JobState.FAILED, error_code=code, error_message=message))
         if cacheable:
             self.failures.append((target.action_key, code, message))
-
-
-def _bounded(message: str) -> str:
-    if len(message) <= MAX_MESSAGE:
-        return message
-    return f"{message[:MAX_MESSAGE]}… ({len(message)} characters in all)"
 
 
 def run_job(
@@ -95,7 +88,9 @@ def run_job(
         return _execute(storage, signer, job, worker, expected_batch_key)
     except Exception as error:  # infrastructure: render errors are values of their targets
         with session_scope(storage.sessions) as session:
-            release_job(session, job.id, worker=worker, error=_bounded(f"{type(error).__name__}: {error}"))
+            release_job(
+                session, job.id, worker=worker, error=bound_message(f"{type(error).__name__}: {error}")
+            )
         raise
 
 

@@ -152,6 +152,9 @@ class SweepReport:
     kept_in_grace: list[str] = field(default_factory=list)
 
 
+SNAPSHOT_MANIFEST = "catalog snapshot manifest"
+
+
 def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> dict[str, list[str]]:
     """digest → the ``table.column`` names whose rows point at that blob."""
     references: dict[str, list[str]] = {}
@@ -159,29 +162,23 @@ def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> di
         name = f"{column.class_.__tablename__}.{column.key}"
         for digest in session.scalars(select(column).where(column.is_not(None)).distinct()):
             references.setdefault(digest, []).append(name)
-    references.update(_snapshot_documents(session, objects, references))
+    if objects is not None:
+        _add_snapshot_documents(session, objects, references)
     return references
 
 
-def _snapshot_documents(
-    session: Session, objects: ObjectStore | None, known: dict[str, list[str]]
-) -> dict[str, list[str]]:
-    """The documents and requests each stored snapshot manifest names (live with the snapshot)."""
-    if objects is None:
-        return {}
-    found: dict[str, list[str]] = {}
-    for manifest in session.scalars(
-        select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
-    ):
+def _add_snapshot_documents(session: Session, objects: ObjectStore, references: dict[str, list[str]]) -> None:
+    """Every document and request a stored snapshot manifest names is live with its snapshot."""
+    manifests = select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
+    for manifest in session.scalars(manifests):
         try:
             named = manifest_references(objects.get(manifest))
         except (BlobMissingError, BlobCorruptError):
             continue  # reported as a missing (or corrupt) blob by its own column
         for digest in named:
-            names = found.setdefault(digest, list(known.get(digest, [])))
-            if "catalog snapshot manifest" not in names:
-                names.append("catalog snapshot manifest")
-    return found
+            names = references.setdefault(digest, [])
+            if SNAPSHOT_MANIFEST not in names:
+                names.append(SNAPSHOT_MANIFEST)
 
 
 def sweep(

@@ -27,7 +27,7 @@ from farm.evidence.signing import SignedOutput
 from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
 from farm.store.objects import ObjectStore
 from farm.store.repository import ensure_signer
-from farm.store.runs import CHUNK
+from farm.store.runs import cached_outputs, chunks
 
 
 class NondeterministicOutputError(RuntimeError):
@@ -58,24 +58,12 @@ def _insert_ignoring(session: Session, table: Table) -> Insert:
     raise RuntimeError(f"unsupported database dialect {dialect!r}")
 
 
-def _existing_cache(session: Session, keys: list[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for start in range(0, len(keys), CHUNK):
-        rows = session.execute(
-            select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest).where(
-                ActionCacheEntry.action_key.in_(keys[start : start + CHUNK])
-            )
-        )
-        found.update({key: value for key, value in rows})
-    return found
-
-
 def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:
     found: dict[str, int] = {}
-    for start in range(0, len(envelopes), CHUNK):
+    for chunk in chunks(envelopes):
         rows = session.execute(
             select(EvidenceRecord.envelope_digest, EvidenceRecord.id).where(
-                EvidenceRecord.envelope_digest.in_(envelopes[start : start + CHUNK])
+                EvidenceRecord.envelope_digest.in_(chunk)
             )
         )
         found.update({key: value for key, value in rows})
@@ -93,7 +81,7 @@ def record_outputs(
     if not outputs:
         return {}
     now = now or utcnow()
-    existing = _existing_cache(session, [output.action_key for output in outputs])
+    existing = cached_outputs(session, [output.action_key for output in outputs])
     refused = {
         output.action_key: NondeterministicOutputError(
             output.action_key, existing[output.action_key], output.output_digest

@@ -41,7 +41,7 @@ TARGET_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState
 CHUNK = 500  # bound parameters per IN list: well under SQLite's and PostgreSQL's limits
 
 
-def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -60,7 +60,7 @@ class CachedFailure:
 def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
     """action key → output digest, for the keys the action cache holds."""
     hits: dict[str, str] = {}
-    for chunk in _chunks(keys):
+    for chunk in chunks(keys):
         rows = session.execute(
             select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest).where(
                 ActionCacheEntry.action_key.in_(chunk)
@@ -73,7 +73,7 @@ def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
 def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFailure]:
     """action key → the deterministic failure recorded for it."""
     hits: dict[str, CachedFailure] = {}
-    for chunk in _chunks(keys):
+    for chunk in chunks(keys):
         rows = session.execute(
             select(FailedAction.action_key, FailedAction.error_code, FailedAction.error_message).where(
                 FailedAction.action_key.in_(chunk)
@@ -90,7 +90,7 @@ def insert_run(
     session.execute(insert(FleetRun), [run])
     if jobs:
         session.execute(insert(RenderJob), jobs)
-    for chunk in _chunks(targets, 5000):
+    for chunk in chunks(targets, 5000):
         session.execute(insert(RenderTarget), list(chunk))
 
 
@@ -287,7 +287,7 @@ def release_job(session: Session, job_id: str, *, worker: str, error: str | None
 def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None = None) -> int:
     """planned → queued for the given jobs; returns how many moved."""
     moved = 0
-    for chunk in _chunks(job_ids):
+    for chunk in chunks(job_ids):
         statement = (
             update(RenderJob)
             .where(RenderJob.id.in_(chunk), RenderJob.state == JobState.PLANNED.value)
@@ -328,7 +328,7 @@ def requeue_stale_jobs(session: Session, cutoff: datetime) -> list[tuple[str, st
         )
     )
     jobs = [(job_id, key) for job_id, key in rows]
-    for chunk in _chunks([job_id for job_id, _ in jobs]):
+    for chunk in chunks([job_id for job_id, _ in jobs]):
         session.execute(
             update(RenderJob)
             .where(RenderJob.id.in_(chunk), RenderJob.state == JobState.QUEUED.value)

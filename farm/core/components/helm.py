@@ -532,16 +532,8 @@ _TEMPLATE_NAMES_NOTHING = {
     "helmReleaseName": "HelmRelease",
 }
 _TEMPLATE_FLUX_ONLY = ("interval", "targetNamespace", "driftDetection", "install", "upgrade", "valuesFrom")
-_TEMPLATE_FORWARDED = (
-    "chart",
-    "version",
-    "values",
-    "secretValues",
-    "scopeOverrides",
-    "releaseName",
-    "hookGroupNamePrefix",
-    "layoutKustomizationName",
-)
+# every property helmtemplate takes; the source is built here from the helm component's own
+_TEMPLATE_FORWARDED = tuple(name for name in helmtemplate.PROPERTIES if name != "source")
 
 
 def _template_source(props: dict[str, Any]) -> dict[str, str]:
