@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "gc": "gc",
     "kinds": "kinds",
     "plan": "plan",
+    "audit": "audit",
     "run": "run",
     "runs": "run",
     "status": "run",

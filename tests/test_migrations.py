@@ -20,7 +20,8 @@ from farm.store.models import Base
 PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_states"}
 # What revision 0004 adds; 0001 had the per-target rows under the name render_jobs.
 BATCH_TABLES = {"render_targets", "failed_actions"}
-AFTER_0001 = PROFILE_TABLES | BATCH_TABLES
+AUDIT_TABLES = {"audit_records"}
+AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | AUDIT_TABLES
 
 
 def _tables(url: str) -> set[str]:

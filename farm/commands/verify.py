@@ -14,6 +14,7 @@ from farm.commands._support import fail, reported_errors, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.store import audit
+from farm.store.audit_records import verify_audit_records
 from farm.store.repository import sync_signer_trust
 
 
@@ -31,6 +32,12 @@ def verify_command(
         session.commit()
         digests, failures = _select(session, run, output)
         failures += audit.verify_outputs(session, opened.objects, trusted, digests)
+        audits = 0
+        if all_outputs:
+            audits, audit_failures = verify_audit_records(session, opened.objects, trusted)
+            failures += audit_failures
+    if audits:
+        typer.echo(f"{audits} audit record(s) checked")
     _report(digests, failures)
 
 

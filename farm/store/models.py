@@ -360,6 +360,25 @@ class QualificationState(Base):
     since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class AuditRecord(Base):
+    """A signed audit record of ``farm audit``: the envelope blob, the run it audited, its counts."""
+
+    __tablename__ = "audit_records"
+    __table_args__ = (UniqueConstraint("envelope_digest", name="uq_audit_records_envelope_digest"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    envelope_digest: Mapped[str] = mapped_column(Digest)
+    run_id: Mapped[str] = mapped_column(
+        ForeignKey("fleet_runs.id", name="fk_audit_records_run_id_fleet_runs"), index=True
+    )
+    signer_keyid: Mapped[str] = mapped_column(String(64))
+    seed: Mapped[int | None] = mapped_column(Integer)
+    audited: Mapped[int] = mapped_column(Integer)
+    nondeterministic: Mapped[int] = mapped_column(Integer)
+    drifted: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 # Every column that names a blob in object storage. ``farm gc`` treats a blob as referenced if
 # any of these holds its digest, and reports a row whose blob is missing. A new blob column must
 # be added here.
@@ -370,4 +389,5 @@ BLOB_REFERENCES = (
     RenderOutput.digest,
     EvidenceRecord.envelope_digest,
     RenderTarget.request_digest,
+    AuditRecord.envelope_digest,
 )

@@ -1,0 +1,84 @@
+"""``farm audit``: re-render cached targets on the current core and compare with the signed digests.
+
+Exit 1 on nondeterminism (same core version, other bytes: an error, with its unified diff) or on
+any error; drift (another core version, other bytes) is reported and exits 0 unless
+``--fail-on-drift``. Every audit writes a signed record that ``farm verify --all`` checks.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from farm.commands._support import fail, reported_errors, storage
+from farm.evidence.keys import load_configured_signer
+from farm.scheduler.audit import DRIFT, MATCH, NONDETERMINISM, AuditError, AuditReport, run_audit
+from farm.scheduler.service import prepare_database
+from farm.store.context import Storage
+from farm.store.runs import newest_runs
+
+
+def audit_command(
+    run: str | None = typer.Option(None, "--run", help="the run to audit (default: the latest run)"),
+    sample_size: int | None = typer.Option(None, "--sample", min=1, help="audit N targets chosen by --seed"),
+    all_targets: bool = typer.Option(False, "--all", help="audit every cached target of the run"),
+    seed: int = typer.Option(0, "--seed", help="the sampling seed (the same seed picks the same targets)"),
+    fail_on_drift: bool = typer.Option(False, "--fail-on-drift", help="exit 1 on drift too"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Re-render cached targets and compare digests; sign an audit record."""
+    if sample_size is not None and all_targets:
+        raise fail("give at most one of --sample N and --all")
+    with reported_errors(), storage() as opened:
+        prepare_database(opened)
+        run_id = run or _latest_run(opened)
+        signer = load_configured_signer(opened.settings)
+        report = run_audit(opened, signer, run_id, size=sample_size, seed=seed)
+    _print(report, as_json)
+    if report.count(NONDETERMINISM) or (fail_on_drift and report.count(DRIFT)):
+        raise typer.Exit(1)
+
+
+def _latest_run(opened: Storage) -> str:
+    with opened.sessions() as session:
+        runs = newest_runs(session, 1)
+    if not runs:
+        raise AuditError("no run is recorded yet; run `farm run CATALOG` first")
+    return runs[0].id
+
+
+def _print(report: AuditReport, as_json: bool) -> None:
+    counts = {verdict: report.count(verdict) for verdict in (MATCH, DRIFT, NONDETERMINISM)}
+    if as_json:
+        body = {
+            "run": report.run_id,
+            "seed": report.seed,
+            "record": report.envelope_digest,
+            "counts": counts,
+            "targets": [{**t.entry(), "diff": t.diff} for t in report.targets],
+        }
+        typer.echo(json.dumps(body, indent=2, sort_keys=True))
+        return
+    for target in report.targets:
+        where = f"{target.application}@{target.cluster_profile}"
+        if target.verdict == NONDETERMINISM:
+            typer.echo(
+                f"Error: nondeterminism in {where}: signed {target.expected[:12]}, rendered "
+                f"{target.observed[:12]} on the same core {target.signed_core}; a handler is not deterministic",
+                err=True,
+            )
+            typer.echo(target.diff)
+        elif target.verdict == DRIFT:
+            typer.echo(
+                f"drift {where}: signed {target.expected[:12]} on core {target.signed_core}, "
+                f"now {target.observed[:12]}"
+            )
+    typer.echo(
+        f"audited {len(report.targets)} target(s) of run {report.run_id}: {counts[MATCH]} match, "
+        f"{counts[DRIFT]} drift, {counts[NONDETERMINISM]} nondeterministic; record {report.envelope_digest}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)

@@ -1,0 +1,142 @@
+"""``farm audit``: re-render cached targets from their stored requests and compare digests.
+
+Same core version and other bytes is nondeterminism; another core version is drift.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from farm.core.render import render
+from farm.evidence.audit_record import sign_audit_record
+from farm.evidence.canonical import sha256_hex
+from farm.evidence.dsse import parse_envelope
+from farm.evidence.keys import Signer
+from farm.evidence.provenance import parse_render_provenance
+from farm.evidence.statement import parse_statement
+from farm.scheduler.fingerprint import core_version
+from farm.store.audit_records import record_audit
+from farm.store.context import Storage
+from farm.store.db import session_scope
+from farm.store.models import EvidenceRecord
+from farm.store.runs import TargetRow, targets_of_run
+from farm.store.snapshots import load_request
+
+
+class AuditError(ValueError):
+    """An audit that cannot start (nothing to audit, no such run)."""
+
+
+MATCH, DRIFT, NONDETERMINISM = "match", "drift", "nondeterminism"
+
+
+@dataclass(frozen=True)
+class AuditedTarget:
+    target_id: str
+    application: str
+    cluster_profile: str
+    expected: str
+    observed: str
+    signed_core: str
+    verdict: str
+    diff: str = ""
+
+    def entry(self) -> dict[str, str]:
+        return {
+            "target_id": self.target_id,
+            "application": self.application,
+            "clusterProfile": self.cluster_profile,
+            "expected": self.expected,
+            "observed": self.observed,
+            "signedCoreVersion": self.signed_core,
+            "verdict": self.verdict,
+        }
+
+
+def sample(rows: list[TargetRow], size: int | None, seed: int) -> list[TargetRow]:
+    """A deterministic sample for ``seed`` (all rows when ``size`` is None)."""
+    ordered = sorted(rows, key=lambda row: row.target_id)
+    if size is None or size >= len(ordered):
+        return ordered
+    return sorted(random.Random(seed).sample(ordered, size), key=lambda row: row.target_id)
+
+
+def cached_targets(storage: Storage, run_id: str) -> list[TargetRow]:
+    with storage.sessions() as session:
+        return [row for row in targets_of_run(session, run_id) if row.output_digest and row.request_digest]
+
+
+def _signed_core(storage: Storage, digest: str) -> str:
+    with storage.sessions() as session:
+        envelope_digest = session.scalar(
+            select(EvidenceRecord.envelope_digest).where(EvidenceRecord.subject_digest == digest).limit(1)
+        )
+    if envelope_digest is None:
+        return ""
+    statement = parse_statement(parse_envelope(storage.objects.get(envelope_digest)).payload)
+    return parse_render_provenance(statement).inputs.core_version
+
+
+def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
+    expected = row.output_digest or ""
+    request = load_request(storage.objects, row.request_digest or "")
+    manifests = render(request).manifests
+    observed = sha256_hex(manifests)
+    signed_core = _signed_core(storage, expected)
+    if observed == expected:
+        verdict, diff = MATCH, ""
+    else:
+        verdict = NONDETERMINISM if signed_core == core_version() else DRIFT
+        old = storage.objects.get(expected).decode(errors="replace").splitlines(keepends=True)
+        new = manifests.decode(errors="replace").splitlines(keepends=True)
+        diff = "".join(difflib.unified_diff(old, new, f"signed/{expected[:12]}", f"rendered/{observed[:12]}"))
+    return AuditedTarget(
+        row.target_id, row.application, row.cluster_profile, expected, observed, signed_core, verdict, diff
+    )
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    run_id: str
+    seed: int | None
+    targets: tuple[AuditedTarget, ...]
+    envelope_digest: str
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for t in self.targets if t.verdict == verdict)
+
+
+def run_audit(storage: Storage, signer: Signer, run_id: str, *, size: int | None, seed: int) -> AuditReport:
+    """Audit a (seeded) sample of the run's cached targets, sign the record, store it."""
+    rows = sample(cached_targets(storage, run_id), size, seed)
+    if not rows:
+        raise AuditError(f"run {run_id} has no target with a stored output to audit; run `farm run` first")
+    audited = tuple(audit_target(storage, row) for row in rows)
+    recorded_seed = None if size is None else seed
+    envelope = sign_audit_record(
+        signer,
+        run_id=run_id,
+        seed=recorded_seed,
+        core_version=core_version(),
+        audited_at=datetime.now(UTC).isoformat(),
+        entries=[t.entry() for t in audited],
+    )
+    digest = storage.objects.put(envelope)
+    report = AuditReport(run_id, recorded_seed, audited, digest)
+    with session_scope(storage.sessions) as session:
+        record_audit(
+            session,
+            envelope_digest=digest,
+            run_id=run_id,
+            signer_keyid=signer.keyid,
+            seed=recorded_seed,
+            audited=len(audited),
+            nondeterministic=report.count(NONDETERMINISM),
+            drifted=report.count(DRIFT),
+        )
+    return report
