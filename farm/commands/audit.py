@@ -13,7 +13,7 @@ import typer
 
 from farm.commands._support import fail, reported_errors, storage
 from farm.evidence.keys import load_configured_signer
-from farm.scheduler.audit import DRIFT, MATCH, NONDETERMINISM, AuditError, AuditReport, run_audit
+from farm.scheduler.audit import DRIFT, MATCH, NONDETERMINISM, REFUSED, AuditError, AuditReport, run_audit
 from farm.scheduler.service import prepare_database
 from farm.store.context import Storage
 from farm.store.runs import newest_runs
@@ -36,7 +36,7 @@ def audit_command(
         signer = load_configured_signer(opened.settings)
         report = run_audit(opened, signer, run_id, size=sample_size, seed=seed)
     _print(report, as_json)
-    if report.count(NONDETERMINISM) or (fail_on_drift and report.count(DRIFT)):
+    if report.count(NONDETERMINISM) or report.count(REFUSED) or (fail_on_drift and report.count(DRIFT)):
         raise typer.Exit(1)
 
 
@@ -49,7 +49,7 @@ def _latest_run(opened: Storage) -> str:
 
 
 def _print(report: AuditReport, as_json: bool) -> None:
-    counts = {verdict: report.count(verdict) for verdict in (MATCH, DRIFT, NONDETERMINISM)}
+    counts = {verdict: report.count(verdict) for verdict in (MATCH, DRIFT, NONDETERMINISM, REFUSED)}
     if as_json:
         body = {
             "run": report.run_id,
@@ -69,6 +69,8 @@ def _print(report: AuditReport, as_json: bool) -> None:
                 err=True,
             )
             typer.echo(target.diff)
+        elif target.verdict == REFUSED:
+            typer.echo(f"Error: {where}: the stored request cannot be audited: {target.diff}", err=True)
         elif target.verdict == DRIFT:
             typer.echo(
                 f"drift {where}: signed {target.expected[:12]} on core {target.signed_core}, "
@@ -76,7 +78,7 @@ def _print(report: AuditReport, as_json: bool) -> None:
             )
     typer.echo(
         f"audited {len(report.targets)} target(s) of run {report.run_id}: {counts[MATCH]} match, "
-        f"{counts[DRIFT]} drift, {counts[NONDETERMINISM]} nondeterministic; record {report.envelope_digest}"
+        f"{counts[DRIFT]} drift, {counts[NONDETERMINISM]} nondeterministic, {counts[REFUSED]} refused; record {report.envelope_digest}"
     )
 
 

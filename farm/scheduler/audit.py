@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import difflib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from farm.core.errors import CoreError
 from farm.core.render import render
 from farm.evidence.audit_record import sign_audit_record
 from farm.evidence.canonical import sha256_hex
@@ -20,12 +21,12 @@ from farm.evidence.keys import Signer
 from farm.evidence.provenance import parse_render_provenance
 from farm.evidence.statement import parse_statement
 from farm.scheduler.fingerprint import core_version
+from farm.scheduler.jobs import RequestRefused, fetch_request
 from farm.store.audit_records import record_audit
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import EvidenceRecord
 from farm.store.runs import TargetRow, targets_of_run
-from farm.store.snapshots import load_request
 
 
 class AuditError(ValueError):
@@ -33,6 +34,7 @@ class AuditError(ValueError):
 
 
 MATCH, DRIFT, NONDETERMINISM = "match", "drift", "nondeterminism"
+REFUSED = "refused"  # the stored request cannot be trusted (forged, missing, another action key)
 
 
 @dataclass(frozen=True)
@@ -83,21 +85,29 @@ def _signed_core(storage: Storage, digest: str) -> str:
 
 
 def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
+    """Re-render one target from its stored request (verified as the worker verifies it, against
+    the action key it was planned with on the core that signed it) and judge the bytes."""
     expected = row.output_digest or ""
-    request = load_request(storage.objects, row.request_digest or "")
-    manifests = render(request).manifests
-    observed = sha256_hex(manifests)
     signed_core = _signed_core(storage, expected)
-    if observed == expected:
-        verdict, diff = MATCH, ""
-    else:
-        verdict = NONDETERMINISM if signed_core == core_version() else DRIFT
-        old = storage.objects.get(expected).decode(errors="replace").splitlines(keepends=True)
-        new = manifests.decode(errors="replace").splitlines(keepends=True)
-        diff = "".join(difflib.unified_diff(old, new, f"signed/{expected[:12]}", f"rendered/{observed[:12]}"))
-    return AuditedTarget(
-        row.target_id, row.application, row.cluster_profile, expected, observed, signed_core, verdict, diff
+    audited = AuditedTarget(
+        row.target_id, row.application, row.cluster_profile, expected, "", signed_core, MATCH
     )
+    try:
+        request = fetch_request(storage, row.request_digest or "", row.action_key, signed_core)
+    except RequestRefused as refused:
+        return replace(audited, verdict=REFUSED, diff=f"{refused.code}: {refused.message}")
+    try:
+        manifests = render(request).manifests
+    except CoreError as error:
+        manifests = f"render failed: {error.code}: {error.message}\n".encode()
+    observed = sha256_hex(manifests)
+    if observed == expected:
+        return replace(audited, observed=observed)
+    verdict = NONDETERMINISM if signed_core == core_version() else DRIFT
+    old = storage.objects.get(expected).decode(errors="replace").splitlines(keepends=True)
+    new = manifests.decode(errors="replace").splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(old, new, f"signed/{expected[:12]}", f"rendered/{observed[:12]}"))
+    return replace(audited, observed=observed, verdict=verdict, diff=diff)
 
 
 @dataclass(frozen=True)

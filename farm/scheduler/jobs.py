@@ -181,23 +181,37 @@ def _run_target(
     batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=signed.output_digest))
 
 
+class RequestRefused(Exception):
+    """A stored render request that cannot be trusted: its ``code`` and ``message`` name why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def fetch_request(storage: Storage, request_digest: str, action_key: str, version: str) -> RenderRequest:
+    """The request stored under ``request_digest``, verified against the ``action_key`` it was
+    planned with on core ``version``; raises ``RequestRefused`` when it cannot be trusted."""
+    try:
+        request = load_request(storage.objects, request_digest)
+    except (BlobCorruptError, RequestError) as error:
+        raise RequestRefused(FORGED_REQUEST, f"render request {request_digest}: {error}") from None
+    except BlobMissingError as error:
+        raise RequestRefused(FORGED_REQUEST, f"render request {request_digest} is missing: {error}") from None
+    key = request_action_key(version, request.digest)
+    if key != action_key:
+        raise RequestRefused(
+            FORGED_ACTION_KEY,
+            f"the target's request has action key {key} on core {version}, the target was planned as {action_key}",
+        )
+    return request
+
+
 def _fetch(storage: Storage, target: ClaimedTarget, batch: _Batch) -> RenderRequest | None:
     """The target's request, verified; None (the target failed as forged) when it cannot be trusted."""
     try:
-        request = load_request(storage.objects, target.request_digest)
-    except (BlobCorruptError, RequestError) as error:
-        batch.fail(target, FORGED_REQUEST, f"render request {target.request_digest}: {error}")
+        return fetch_request(storage, target.request_digest, target.action_key, core_version())
+    except RequestRefused as refused:
+        batch.fail(target, refused.code, refused.message)
         return None
-    except BlobMissingError as error:
-        batch.fail(target, FORGED_REQUEST, f"render request {target.request_digest} is missing: {error}")
-        return None
-    key = request_action_key(core_version(), request.digest)
-    if key != target.action_key:
-        batch.fail(
-            target,
-            FORGED_ACTION_KEY,
-            f"the target's request has action key {key} on core {core_version()}, "
-            f"the target was planned as {target.action_key}",
-        )
-        return None
-    return request

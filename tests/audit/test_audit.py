@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from fleet.conftest import Catalog, FleetEnv, make_catalog
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 import farm.scheduler.audit as audit_module
@@ -19,8 +20,9 @@ from farm.evidence.audit_record import AUDIT_PREDICATE_TYPE
 from farm.evidence.dsse import parse_envelope, sign_envelope
 from farm.evidence.statement import parse_statement
 from farm.scheduler.audit import MATCH, run_audit
-from farm.scheduler.jobs import run_job
+from farm.scheduler.jobs import FORGED_ACTION_KEY, run_job
 from farm.scheduler.planner import plan_run
+from farm.store import models
 from farm.store.audit_records import all_audit_records
 
 from . import counter_plugin
@@ -67,7 +69,7 @@ def test_a_clean_audit_signs_a_record_that_verify_accepts(fleet_env: FleetEnv, c
     run_id = _run(fleet_env, catalog)
     code, out, _ = _cli(fleet_env, "audit", "--all")
     assert code == 0, out
-    assert f"of run {run_id}: 8 match, 0 drift, 0 nondeterministic" in out
+    assert f"of run {run_id}: 8 match, 0 drift, 0 nondeterministic, 0 refused" in out
     with fleet_env.storage.sessions() as session:
         (record,) = all_audit_records(session)
     statement = parse_statement(parse_envelope(fleet_env.storage.objects.get(record.envelope_digest)).payload)
@@ -146,7 +148,7 @@ def test_a_different_core_version_is_reported_as_drift(
     code, out, _ = _cli(fleet_env, "audit", "--all")
     assert code == 0, out
     assert "drift counter@cluster-b" in out
-    assert "8 match, 3 drift, 0 nondeterministic" in out
+    assert "8 match, 3 drift, 0 nondeterministic, 0 refused" in out
     assert _cli(fleet_env, "audit", "--all", "--fail-on-drift")[0] == 1
 
 
@@ -167,3 +169,19 @@ def test_an_audit_with_nothing_recorded_is_one_error_line(fleet_env: FleetEnv) -
     assert code == 1
     assert err.startswith("Error: no run is recorded yet")
     assert "Traceback" not in err
+
+
+def test_a_target_whose_stored_request_was_swapped_is_refused_not_rendered(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    run_id = _run(fleet_env, catalog)
+    with fleet_env.storage.sessions() as session:
+        first, second = session.scalars(
+            select(models.RenderTarget).where(models.RenderTarget.run_id == run_id).limit(2)
+        )
+        first.request_digest = second.request_digest
+        session.commit()
+    code, out, err = _cli(fleet_env, "audit", "--all")
+    assert code == 1
+    assert "7 match, 0 drift, 0 nondeterministic, 1 refused" in out
+    assert f"the stored request cannot be audited: {FORGED_ACTION_KEY}: " in err
