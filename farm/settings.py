@@ -21,6 +21,9 @@ Variables:
   a separate name isolates one set of workers (a test run, a team) on a shared broker.
 - ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
 - ``FARM_BATCH_SIZE``: targets per job, at most (default 50: see the README's measurement).
+- ``FARM_AUDIT_SAMPLE``: targets the scheduled ``farm audit`` re-renders from the latest run
+  (default 0: the beat entry is off).
+- ``FARM_AUDIT_INTERVAL``: seconds between scheduled audits (default 86400, one day).
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ class FarmSettings(BaseSettings):
     celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
     batch_size: int = Field(default=50, ge=1, le=10_000)
+    audit_sample: int = Field(default=0, ge=0)
+    audit_interval: float = Field(default=86_400.0, gt=0)
 
     @model_validator(mode="before")
     @classmethod

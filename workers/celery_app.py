@@ -6,7 +6,8 @@
 - results are not stored: completion is counted in SQL;
 - every task goes to one queue, ``FARM_CELERY_QUEUE`` (default ``farm``), which ``farm worker``
   consumes, so workers of different farms (or test runs) on one broker never take each other's jobs;
-- beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout.
+- beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout, and a
+  sampled ``farm audit`` when ``FARM_AUDIT_SAMPLE`` is set (``workers/schedule.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from celery import Celery
 
 from farm.settings import BROKER_REQUIRED, SettingsError, load_settings
+from workers.schedule import beat_schedule
 
 
 def make_celery() -> Celery:
@@ -32,9 +34,7 @@ def make_celery() -> Celery:
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": 3600},
         worker_hijack_root_logger=False,
-        beat_schedule={
-            "reconcile-stale-jobs": {"task": "farm.reconcile", "schedule": 60.0},
-        },
+        beat_schedule=beat_schedule(settings),
     )
     return app
 

@@ -8,12 +8,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from farm.evidence.keys import Signer, load_configured_signer
+from farm.scheduler.audit import scheduled_audit
 from farm.scheduler.executors import RENDER_TASK, CeleryQueue, worker_name
 from farm.scheduler.jobs import run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
+from workers.schedule import AUDIT_TASK
 
 INFRASTRUCTURE_ERRORS = (
     OperationalError,
@@ -54,3 +56,11 @@ def render_job(job_id: str, batch_key: str) -> str:
 @app.task(name="farm.reconcile")
 def reconcile_stale_jobs() -> int:
     return reconcile(_storage(), CeleryQueue(_storage().settings, client=app))
+
+
+@app.task(name=AUDIT_TASK)
+def audit_latest_run() -> str | None:
+    """A sampled audit of the latest run (``FARM_AUDIT_SAMPLE`` targets); its record's digest."""
+    storage = _storage()
+    report = scheduled_audit(storage, _signer(), storage.settings.audit_sample)
+    return report.envelope_digest if report is not None else None

@@ -13,10 +13,18 @@ import typer
 
 from farm.commands._support import fail, reported_errors, storage
 from farm.evidence.keys import load_configured_signer
-from farm.scheduler.audit import DRIFT, MATCH, NONDETERMINISM, REFUSED, AuditError, AuditReport, run_audit
+from farm.scheduler.audit import (
+    DRIFT,
+    MATCH,
+    NONDETERMINISM,
+    REFUSED,
+    AuditError,
+    AuditReport,
+    latest_run,
+    run_audit,
+)
 from farm.scheduler.service import prepare_database
 from farm.store.context import Storage
-from farm.store.runs import newest_runs
 
 
 def audit_command(
@@ -41,11 +49,10 @@ def audit_command(
 
 
 def _latest_run(opened: Storage) -> str:
-    with opened.sessions() as session:
-        runs = newest_runs(session, 1)
-    if not runs:
+    run_id = latest_run(opened)
+    if run_id is None:
         raise AuditError("no run is recorded yet; run `farm run CATALOG` first")
-    return runs[0].id
+    return run_id
 
 
 def _print(report: AuditReport, as_json: bool) -> None:

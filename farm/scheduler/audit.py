@@ -26,7 +26,7 @@ from farm.store.audit_records import record_audit
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import EvidenceRecord
-from farm.store.runs import TargetRow, targets_of_run
+from farm.store.runs import TargetRow, newest_runs, targets_of_run
 
 
 class AuditError(ValueError):
@@ -150,3 +150,25 @@ def run_audit(storage: Storage, signer: Signer, run_id: str, *, size: int | None
             drifted=report.count(DRIFT),
         )
     return report
+
+
+def latest_run(storage: Storage) -> str | None:
+    with storage.sessions() as session:
+        runs = newest_runs(session, 1)
+    return runs[0].id if runs else None
+
+
+def scheduled_audit(
+    storage: Storage, signer: Signer, size: int, *, now: datetime | None = None
+) -> AuditReport | None:
+    """The beat's audit: ``size`` targets of the latest run, seeded by the hour it runs in (so each
+    audit looks at another sample, and the record names the seed that reproduces it). None when
+    nothing is recorded yet."""
+    run_id = latest_run(storage)
+    if run_id is None:
+        return None
+    seed = int((now or datetime.now(UTC)).timestamp()) // 3600
+    try:
+        return run_audit(storage, signer, run_id, size=size, seed=seed)
+    except AuditError:
+        return None

@@ -1,0 +1,19 @@
+"""The beat schedule, built from the settings (no broker needed to read it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from farm.settings import FarmSettings
+
+AUDIT_TASK = "farm.audit"
+
+
+def beat_schedule(settings: FarmSettings) -> dict[str, dict[str, Any]]:
+    """The reconciler always; a sampled audit of the latest run when ``FARM_AUDIT_SAMPLE`` is set."""
+    schedule: dict[str, dict[str, Any]] = {
+        "reconcile-stale-jobs": {"task": "farm.reconcile", "schedule": 60.0},
+    }
+    if settings.audit_sample > 0:
+        schedule["audit-sample"] = {"task": AUDIT_TASK, "schedule": settings.audit_interval}
+    return schedule
