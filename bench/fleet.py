@@ -474,6 +474,45 @@ def celery_worker(env: dict[str, str], cwd: Path, queue: str, processes: int) ->
 # ---------------------------------------------------------------------------------------------
 
 
+PLAN_SIZES = (2_000, 100_000)
+
+
+def bench_plan(work: Path, clusters: int) -> dict[str, float]:
+    """``farm plan``'s planning path (snapshot persistence, keying, bulk cache look-ups; the same
+    ``key_targets`` ``farm run`` plans with) at each of ``PLAN_SIZES``, on an embedded SQLite
+    database, with no earlier run (every target is added)."""
+    from farm.catalog import load_catalog
+    from farm.scheduler.preview import preview
+    from farm.scheduler.service import prepare_database
+    from farm.settings import load_settings
+    from farm.store.context import open_storage
+
+    figures: dict[str, float] = {}
+    for size in PLAN_SIZES:
+        catalog = work / f"plan-catalog-{size}"
+        write_catalog(catalog, size, clusters)
+        loading = time.perf_counter()
+        snapshot = load_catalog(catalog)
+        load_seconds = time.perf_counter() - loading
+        home = work / f"plan-home-{size}"
+        storage = open_storage(load_settings(home=home))
+        prepare_database(storage)
+        planning = time.perf_counter()
+        plan = preview(storage, snapshot, None, source="bench")
+        plan_seconds = time.perf_counter() - planning
+        storage.close()
+        n = plan.total
+        print(
+            f"plan, {n:>7} targets:  load {load_seconds:6.2f} s, plan {plan_seconds:6.2f} s  "
+            f"({n / plan_seconds:,.0f} targets/s planning)"
+        )
+        figures[f"plan_{size}_targets"] = n
+        figures[f"plan_{size}_load_seconds"] = round(load_seconds, 3)
+        figures[f"plan_{size}_seconds"] = round(plan_seconds, 3)
+        figures[f"plan_{size}_targets_per_second"] = round(n / plan_seconds, 1)
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -485,7 +524,15 @@ def main() -> int:
     parser.add_argument("--broker", default=DEFAULT_BROKER, help="Redis broker URL")
     parser.add_argument("--local-only", action="store_true", help="skip the Celery executor")
     parser.add_argument("--batch-size", type=int, default=0, help="FARM_BATCH_SIZE (default: the farm's)")
+    parser.add_argument(
+        "--plan-only", action="store_true", help="only time planning (farm plan) at 2,000 and 100,000 targets"
+    )
     options = parser.parse_args()
+    if options.plan_only:
+        with tempfile.TemporaryDirectory(prefix="farm-bench-plan-") as temp:
+            figures = bench_plan(Path(temp), options.clusters)
+        print(json.dumps(figures, sort_keys=True))
+        return 0
     if options.targets < 1:
         parser.error("--targets: must be at least 1")
     cores = os.cpu_count() or 1
