@@ -144,7 +144,8 @@ def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: di
 def _run_target(
     storage: Storage, signer: Signer, job: ClaimedJob, target: ClaimedTarget, batch: _Batch
 ) -> None:
-    if target.cached_output is not None:  # a twin rendered this key since planning
+    # a twin rendered this key since planning (a hit whose blob is gone renders again)
+    if target.cached_output is not None and storage.objects.exists(target.cached_output):
         batch.results.append(TargetResult(target.id, JobState.CACHED, output_digest=target.cached_output))
         return
     if target.cached_failure is not None:

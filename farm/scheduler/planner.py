@@ -21,6 +21,7 @@ from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState, RunState, new_id, utcnow
+from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_snapshot
 
@@ -50,14 +51,21 @@ class KeyedTarget:
         return self.output_digest is not None or self.failure is not None
 
 
-def key_targets(session: Session, snapshot: CatalogSnapshot, version: str) -> list[KeyedTarget]:
+def key_targets(
+    session: Session, snapshot: CatalogSnapshot, version: str, objects: ObjectStore | None = None
+) -> list[KeyedTarget]:
     """Every target's action key on core ``version``, the action and failure caches asked in bulk.
+
+    With ``objects``, a cache hit whose output blob is gone is no hit: the target re-renders.
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
     keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
     keys = [key for _, key in keyed]
     outputs = cached_outputs(session, keys)
+    if objects is not None:
+        present = {digest for digest in set(outputs.values()) if objects.exists(digest)}
+        outputs = {key: digest for key, digest in outputs.items() if digest in present}
     failures = cached_failures(session, [key for key in keys if key not in outputs])
     return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
 
@@ -100,7 +108,7 @@ def plan_run(
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         targets, to_render = [], []
-        for keyed in key_targets(session, snapshot, version):
+        for keyed in key_targets(session, snapshot, version, storage.objects):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now)
             if keyed.output_digest is not None:

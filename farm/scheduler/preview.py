@@ -148,7 +148,7 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     version = core_version()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        keyed = key_targets(session, snapshot, version)
+        keyed = key_targets(session, snapshot, version, storage.objects)
     plan = Plan(snapshot.name, snapshot.digest, baseline.label if baseline else "nothing", len(keyed))
     previous = baseline.requests if baseline else {}
     for item in keyed:
