@@ -21,6 +21,7 @@ Variables:
   a separate name isolates one set of workers (a test run, a team) on a shared broker.
 - ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
 - ``FARM_BATCH_SIZE``: targets per job, at most (default 50: see the README's measurement).
+- ``FARM_LOG_FORMAT``: ``text`` (default) or ``json`` (one JSON object a line, with run and job ids).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class FarmSettings(BaseSettings):
     celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
     batch_size: int = Field(default=50, ge=1, le=10_000)
+    log_format: Literal["text", "json"] = "text"
 
     @model_validator(mode="before")
     @classmethod

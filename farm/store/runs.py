@@ -320,6 +320,20 @@ def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None
     return moved
 
 
+def core_versions_of_jobs(session: Session, job_ids: Sequence[str]) -> dict[str, str]:
+    """The core version each job's run was planned under, by job id (its queue on a rolling
+    upgrade: only a worker of that core can render it)."""
+    versions: dict[str, str] = {}
+    for chunk in chunks(list(job_ids)):
+        rows = session.execute(
+            select(RenderJob.id, FleetRun.core_version)
+            .join(FleetRun, FleetRun.id == RenderJob.run_id)
+            .where(RenderJob.id.in_(chunk))
+        )
+        versions.update({job_id: version for job_id, version in rows})
+    return versions
+
+
 def requeue_stale_jobs(session: Session, cutoff: datetime) -> list[tuple[str, str]]:
     """Jobs to send again, as (job id, batch key): running ones started before ``cutoff`` (their
     worker is presumed dead) go back to queued, and queued ones waiting since before ``cutoff``
