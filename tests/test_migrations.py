@@ -20,7 +20,14 @@ from farm.store.models import Base
 PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_states"}
 # What revision 0004 adds; 0001 had the per-target rows under the name render_jobs.
 BATCH_TABLES = {"render_targets", "failed_actions"}
-AFTER_0001 = PROFILE_TABLES | BATCH_TABLES
+# What revision 0005 adds: qualification subjects, evidence, runs and the event log.
+QUALIFICATION_TABLES = {
+    "qualification_subjects",
+    "qualification_evidence",
+    "qualification_runs",
+    "qualification_events",
+}
+AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES
 
 
 def _tables(url: str) -> set[str]:
