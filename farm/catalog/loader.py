@@ -46,12 +46,13 @@ class UnsafeFile(Exception):
         self.source = source
 
 
-def read_catalog_file(path: Path, root: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_catalog_file(path: Path, root: Path, limit: int | None = None) -> bytes:
     """The bytes of one regular file, opened without following a symlink, checked after opening.
 
     ``O_NONBLOCK`` keeps a FIFO from hanging the open; ``fstat`` on the open descriptor (no
     TOCTOU) refuses anything that is not a regular file, and the read stops past ``limit``.
     """
+    limit = MAX_FILE_BYTES if limit is None else limit
     source = _relative(path, root)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
