@@ -65,3 +65,23 @@ def test_a_cache_entry_pointed_at_another_applications_output_is_not_served(
     again = _targets(fleet_env, second.run_id)
     assert again[victim_key].state == "succeeded"
     assert again[victim_key].output_digest == victim.output_digest
+
+
+def test_a_symlinked_app_yaml_fails_its_own_targets_and_every_other_target_renders(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    secret = catalog.root.parent / "secret.yaml"
+    secret.write_text("password: hunter2\n")
+    app_yaml = catalog.root / "applications" / "app-1" / "app.yaml"
+    app_yaml.unlink()
+    app_yaml.symlink_to(secret)
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    _render_all(fleet_env, planned.queued)
+    for (application, _), target in _targets(fleet_env, planned.run_id).items():
+        if application == "app-1":
+            assert target.state in ("failed", "cached") and target.output_digest is None
+            # the file is never read: the target fails on the empty document it stands for
+            assert "app-1/app.yaml" in (target.error_message or "")
+            assert "hunter2" not in (target.error_message or "")
+        else:
+            assert target.state == "succeeded" and target.output_digest
