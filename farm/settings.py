@@ -72,6 +72,8 @@ class FarmSettings(BaseSettings):
     celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
     batch_size: int = Field(default=50, ge=1, le=10_000)
+    # qualification evidence older than this many days is expired (FARM_QUALIFICATION_MAX_AGE_DAYS)
+    qualification_max_age_days: int = Field(default=30, ge=1)
 
     @model_validator(mode="before")
     @classmethod

@@ -50,12 +50,18 @@ class KeyedTarget:
         return self.output_digest is not None or self.failure is not None
 
 
-def key_targets(session: Session, snapshot: CatalogSnapshot, version: str) -> list[KeyedTarget]:
+def key_targets(
+    session: Session,
+    snapshot: CatalogSnapshot,
+    version: str,
+    target_requests: Sequence[TargetRequest] | None = None,
+) -> list[KeyedTarget]:
     """Every target's action key on core ``version``, the action and failure caches asked in bulk.
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
+    chosen = snapshot.target_requests if target_requests is None else target_requests
+    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in chosen]
     keys = [key for _, key in keyed]
     outputs = cached_outputs(session, keys)
     failures = cached_failures(session, [key for key in keys if key not in outputs])
@@ -88,10 +94,12 @@ def plan_run(
     source: str,
     trigger: str = "manual",
     batch_size: int = DEFAULT_BATCH_SIZE,
+    target_requests: Sequence[TargetRequest] | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
+    ``target_requests`` limits the run to those targets (a qualification run of one subject).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
@@ -100,7 +108,7 @@ def plan_run(
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         targets, to_render = [], []
-        for keyed in key_targets(session, snapshot, version):
+        for keyed in key_targets(session, snapshot, version, target_requests):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now)
             if keyed.output_digest is not None:
