@@ -164,3 +164,23 @@ def refresh_all(
             records.refresh_state(
                 session, subject, today_for(snapshot, cluster), trusted_keyids, now, max_age(storage), cause
             )
+
+
+DUE_STATES = ("stale", "expired", "failed", "unqualified")
+
+
+def claim_due(storage: Storage, lease: timedelta) -> list[tuple[str, str]]:
+    """Subjects that are stale, expired, failed or never qualified, each claimed for one enqueue.
+
+    The claim is a conditional UPDATE (``records.claim_for_enqueue``): of two beats running at
+    once, only one gets each subject.
+    """
+    now = utcnow()
+    due = []
+    with session_scope(storage.sessions) as session:
+        candidates = [s for s in records.subjects(session) if s.state in DUE_STATES]
+    for subject in candidates:
+        with session_scope(storage.sessions) as session:
+            if records.claim_for_enqueue(session, subject.id, now, lease):
+                due.append((subject.cluster_profile, subject.selection))
+    return due

@@ -81,3 +81,30 @@ def test_qualify_edit_requalify_and_revert_on_the_example_fleet(
 
     cluster_file.write_bytes(original)  # the old catalog: the first evidence is current again
     assert {state for state, _ in _board(storage, signer, root).values()} == {"qualified"}
+
+
+def test_two_concurrent_beats_find_each_due_subject_once(
+    farm: tuple[Storage, Signer], tmp_path: Path
+) -> None:
+    import threading
+    from datetime import timedelta
+
+    storage, signer = farm
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    _board(storage, signer, root)  # every subject recorded, unqualified
+    barrier = threading.Barrier(2)
+    found: list[list[tuple[str, str]]] = []
+
+    def beat() -> None:
+        barrier.wait(timeout=30)
+        found.append(service.claim_due(storage, timedelta(hours=1)))
+
+    threads = [threading.Thread(target=beat) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    everything = [subject for batch in found for subject in batch]
+    assert sorted(everything) == sorted(service.subjects_of(load_catalog(root)))
+    assert service.claim_due(storage, timedelta(hours=1)) == []
