@@ -45,3 +45,28 @@ def test_an_unknown_subject_is_one_error_line_and_nothing_is_recorded(
     assert "Error: subject no-such-cluster:none is not in catalog" in result.output
     board = CliRunner().invoke(cli, ["qualification", "--json"], env=env)
     assert json.loads(board.output) == []
+
+
+def test_farm_verify_all_checks_qualification_statements_and_a_tampered_one_fails(
+    tmp_path: Path, database_url: str
+) -> None:
+    from sqlalchemy import create_engine, select
+
+    from farm.store.models import QualificationEvidence
+
+    shutil.copytree(EXAMPLE, tmp_path / "fleet")
+    env = _env(tmp_path, database_url)
+    assert CliRunner().invoke(cli, ["qualify", str(tmp_path / "fleet")], env=env).exit_code == 0
+    ok = CliRunner().invoke(cli, ["verify", "--all"], env=env)
+    assert ok.exit_code == 0, ok.output
+    assert "3 qualification statement(s) checked" in ok.output
+
+    engine = create_engine(database_url)
+    with engine.connect() as connection:
+        digest = connection.scalars(select(QualificationEvidence.envelope_digest)).first()
+    engine.dispose()
+    blob = next(p for p in (tmp_path / "objects").rglob(f"*{digest}*") if p.is_file())
+    blob.write_bytes(blob.read_bytes().replace(b'"payload":"', b'"payload":"e'))
+    bad = CliRunner().invoke(cli, ["verify", "--all"], env=env)
+    assert bad.exit_code == 1
+    assert "FAIL qualification.blob_unreadable: qualification " in bad.output
