@@ -112,7 +112,7 @@ def _check_identifier(text: str, source: str, path: str) -> None:
 def _check_fragment_value(value: Any, source: str, path: str) -> None:
     if value is None:
         raise _fail("profile.null_value", source, path, "null is not allowed in a fragment")
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, (bool, str)):
         return
     if isinstance(value, int):
         if abs(value) > MAX_SAFE_INT:
