@@ -4,8 +4,8 @@ The render goes through ``scheduler.planner.plan_run`` (limited to the subject's
 requests) and the executor handed in, so a qualification renders exactly as a fleet run does.
 Only when every target succeeded (or was cached) is a qualification statement signed.
 
-Until ``farm/profiles`` lands, subjects are the unprofiled ones, (ClusterProfile, ""), and the
-resolved digest of an unprofiled subject is the digest of its ClusterProfile document.
+Subjects and their resolved digests come from the catalog snapshot (``farm/profiles``):
+(ClusterProfile, "name=value") per declared value, (ClusterProfile, "") otherwise.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from datetime import timedelta
 
 import yaml
 
-from farm.catalog import CatalogSnapshot, TargetRequest
-from farm.evidence.canonical import sha256_hex
+from farm.catalog import CatalogError, CatalogSnapshot, TargetRequest
+from farm.evidence.canonical import digest_of, sha256_hex
 from farm.evidence.keys import Signer
 from farm.evidence.qualification import Qualification, TargetOutput, sign_qualification
+from farm.profiles.errors import ProfileError
+from farm.profiles.selection import Selection, parse_selection
 from farm.qualification.descriptor import descriptor_identity
 from farm.qualification.states import Today
 from farm.scheduler.fingerprint import core_version
@@ -44,35 +46,42 @@ class SubjectResult:
 
 def subjects_of(snapshot: CatalogSnapshot) -> list[tuple[str, str]]:
     """Every (ClusterProfile, selection) subject of the snapshot; "" when unprofiled."""
-    return [(cluster.name, "") for cluster in snapshot.clusters]
+    return [(cluster, f"{name}={value}" if name else "") for cluster, name, value in snapshot.subjects()]
+
+
+def _selection(text: str) -> Selection | None:
+    return parse_selection(text) if text else None
 
 
 def subject_requests(snapshot: CatalogSnapshot, cluster: str, selection: str) -> list[TargetRequest]:
-    return [
-        tr
-        for tr in snapshot.target_requests
-        if tr.target.cluster == cluster and tr.target.selection == selection
-    ]
+    """The requests of every target of ``cluster`` under ``selection`` (the profiles half builds them)."""
+    return snapshot.subject_requests(cluster, _selection(selection))
 
 
 def today_for(snapshot: CatalogSnapshot, cluster: str) -> Today:
-    """What today's catalog says about the subjects of ``cluster``."""
-    names = {entry.name: entry for entry in snapshot.clusters}
-    entry = names.get(cluster)
-    if entry is None:
+    """What today's catalog says about the subjects of ``cluster``: each selection's resolved digest."""
+    if cluster not in {entry.name for entry in snapshot.clusters}:
         return Today(False, False, {}, descriptor_identity([]), core_version())
+    selections = [selection for name, selection in subjects_of(snapshot) if name == cluster]
+    try:
+        resolved = {
+            selection: snapshot.resolved_for(cluster, _selection(selection)) for selection in selections
+        }
+    except (ProfileError, CatalogError, ValueError):
+        return Today(True, False, {}, descriptor_identity([]), core_version())
+    any_resolved = next(iter(resolved.values()))
     return Today(
         declared=True,
-        valid=entry.problem is None,
-        digests={"": entry.digest},
-        identity=subject_identity(snapshot, cluster),
+        valid=snapshot.cluster(cluster).problem is None,
+        digests={selection: r.digest for selection, r in resolved.items()},
+        identity=_identity_of(any_resolved.effective),
         core_version=core_version(),
+        owned_paths_digest=digest_of({key: list(paths) for key, paths in any_resolved.owned.items()}),
     )
 
 
-def subject_identity(snapshot: CatalogSnapshot, cluster: str) -> str:
-    names = {entry.name: entry for entry in snapshot.clusters}
-    document = yaml.safe_load(names[cluster].profile_yaml) or {}
+def _identity_of(cluster_profile: bytes) -> str:
+    document = yaml.safe_load(cluster_profile) or {}
     capabilities = (document.get("spec") or {}).get("capabilities") or {}
     return descriptor_identity(list(capabilities) if isinstance(capabilities, dict) else [])
 

@@ -68,12 +68,12 @@ def test_qualify_edit_requalify_and_revert_on_the_example_fleet(
     states = _qualify_all(storage, signer, root)
     assert states and set(states.values()) == {"qualified"}
 
-    cluster_file = sorted((root / "clusters").glob("*.yaml"))[0]
+    cluster_file = root / "clusters" / "prod-gateway.yaml"
     original = cluster_file.read_bytes()
-    cluster_file.write_bytes(original + b"# an edit\n")
+    cluster_file.write_bytes(original.replace(b"name: internal-ca", b"name: other-ca"))  # base edit
     board = _board(storage, signer, root)
     stale = {subject for subject, (state, _) in board.items() if state == "stale"}
-    assert len(stale) == 1
+    assert stale and {cluster for cluster, _ in stale} == {"prod-gateway"}
     assert all(reason == "digest_drift" for subject, (_, reason) in board.items() if subject in stale)
     assert all(state == "qualified" for subject, (state, _) in board.items() if subject not in stale)
 
