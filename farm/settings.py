@@ -74,6 +74,10 @@ class FarmSettings(BaseSettings):
     executor: Literal["local", "celery"] = "local"
     batch_size: int = Field(default=50, ge=1, le=10_000)
     log_format: Literal["text", "json"] = "text"
+    # qualification evidence older than this many days is expired (FARM_QUALIFICATION_MAX_AGE_DAYS)
+    qualification_max_age_days: int = Field(default=30, ge=1)
+    # the catalog folder the scheduled re-qualification reads (FARM_QUALIFICATION_CATALOG)
+    qualification_catalog: Path | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -38,6 +38,7 @@ def make_celery() -> Celery:
         worker_hijack_root_logger=False,
         beat_schedule={
             "reconcile-stale-jobs": {"task": "farm.reconcile", "schedule": 60.0},
+            "qualification-find-due": {"task": "farm.qualification.find_due", "schedule": 300.0},
         },
     )
     return app

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntr
 from farm.core import yamlio
 from farm.core.documents import load_application, load_cluster_profile, load_package
 from farm.core.errors import CoreError
+from farm.profiles import Declaration, ProfileError, parse_declaration, parse_selection, resolve
 
 
 class CatalogError(Exception):
@@ -166,7 +168,7 @@ def _expand_targets(
                     fnmatchcase(app, e.application) and fnmatchcase(cluster, e.cluster) for e in rule.exclude
                 ):
                     continue
-                targets[(app, cluster)] = Target(app, cluster, rule.namespace)
+                targets[(app, cluster)] = Target(app, cluster, rule.namespace, rule.profile or "")
                 matched += 1
         if matched == 0:
             warnings.append(f"fleet.yaml: spec.targets[{index}] matches no (application, cluster) pair")
@@ -236,10 +238,13 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
             )
         except UnsafeFile as error:
             raise CatalogError([str(error)]) from None
+    declarations = _load_declarations(profile_documents, seen)
     targets, _ = _expand_targets(
         list(fleet.spec.targets), [a.name for a in applications], [c.name for c in clusters]
     )
+    targets, refused = _with_selections(targets, declarations, {c.name: c for c in clusters})
     problems = tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
+    problems += tuple(refused)
     return CatalogSnapshot(
         name=fleet.metadata.name,
         fleet_yaml=fleet_yaml,
@@ -249,6 +254,62 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
         problems=problems,
         profile_documents=profile_documents,
     )
+
+
+def _load_declarations(
+    documents: tuple[tuple[str, bytes], ...], clusters: dict[str, str]
+) -> dict[str, Declaration]:
+    """Every declaration, checked: one per ClusterProfile, each naming a known ClusterProfile."""
+    declarations: dict[str, Declaration] = {}
+    fatal: list[str] = []
+    for source, data in documents:
+        try:
+            declaration = parse_declaration(data, source)
+        except ProfileError as exc:
+            fatal.append(str(exc))
+            continue
+        cluster = declaration.cluster_profile
+        if cluster not in clusters:
+            fatal.append(
+                f"{source}: spec.clusterProfile: no ClusterProfile {cluster!r} in the catalog"
+                " [profile.unknown_cluster_profile]"
+            )
+        elif cluster in declarations:
+            fatal.append(
+                f"{source}: ClusterProfile {cluster!r} already has a declaration in"
+                f" {declarations[cluster].source} [profile.duplicate_declaration]"
+            )
+        else:
+            declarations[cluster] = declaration
+    if fatal:
+        raise CatalogError(fatal)
+    return declarations
+
+
+def _with_selections(
+    targets: list[Target], declarations: dict[str, Declaration], clusters: dict[str, ClusterEntry]
+) -> tuple[list[Target], list[Problem]]:
+    """Each target of a profiled ClusterProfile carries its selection (the default when none).
+    A target whose selection does not resolve is refused with its own problem; the others go on."""
+    result, refused = [], []
+    for target in targets:
+        declaration = declarations.get(target.cluster)
+        if declaration is not None and not target.selection:
+            target = replace(target, selection=f"{declaration.name}={declaration.default}")
+        if target.selection and clusters[target.cluster].problem is None:
+            try:
+                resolve(
+                    clusters[target.cluster].profile_yaml,
+                    f"{target.cluster}.yaml",
+                    declaration,
+                    parse_selection(target.selection, source="fleet.yaml: profile"),
+                )
+            except ProfileError as exc:
+                message = f"fleet.yaml: target {target.application} on {target.cluster} refused: {exc}"
+                refused.append(Problem("fleet.yaml", exc.code, message))
+                continue
+        result.append(target)
+    return result, refused
 
 
 def target_warnings(snapshot: CatalogSnapshot, fleet: Fleet) -> list[str]:

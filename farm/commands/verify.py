@@ -31,6 +31,13 @@ def verify_command(
         session.commit()
         digests, failures = _select(session, run, output)
         failures += audit.verify_outputs(session, opened.objects, trusted, digests)
+        qualified = 0
+        if all_outputs:
+            from farm.qualification.audit import verify_qualifications
+
+            qualified, found = verify_qualifications(session, opened.objects, trusted)
+            failures += found
+            typer.echo(f"{qualified} qualification statement(s) checked")
     _report(digests, failures)
 
 

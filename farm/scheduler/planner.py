@@ -52,7 +52,11 @@ class KeyedTarget:
 
 
 def key_targets(
-    session: Session, snapshot: CatalogSnapshot, version: str, objects: ObjectStore | None = None
+    session: Session,
+    snapshot: CatalogSnapshot,
+    version: str,
+    objects: ObjectStore | None = None,
+    target_requests: Sequence[TargetRequest] | None = None,
 ) -> list[KeyedTarget]:
     """Every target's action key on core ``version``, the action and failure caches asked in bulk.
 
@@ -60,7 +64,8 @@ def key_targets(
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
+    chosen = snapshot.target_requests if target_requests is None else target_requests
+    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in chosen]
     keys = [key for _, key in keyed]
     outputs = cached_outputs(session, keys)
     if objects is not None:
@@ -96,10 +101,12 @@ def plan_run(
     source: str,
     trigger: str = "manual",
     batch_size: int = DEFAULT_BATCH_SIZE,
+    target_requests: Sequence[TargetRequest] | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
+    ``target_requests`` limits the run to those targets (a qualification run of one subject).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
@@ -108,7 +115,7 @@ def plan_run(
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         targets, to_render = [], []
-        for keyed in key_targets(session, snapshot, version, storage.objects):
+        for keyed in key_targets(session, snapshot, version, storage.objects, target_requests):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now)
             if keyed.output_digest is not None:

@@ -194,3 +194,13 @@ def _evidence_record(subject: QualificationSubject, row: QualificationEvidence) 
 def _aware(moment: datetime) -> datetime:
     # SQLite gives back naive datetimes; every stored time is UTC.
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def all_evidence(session: Session) -> list[tuple[QualificationEvidence, QualificationSubject]]:
+    """Every qualification evidence row with its subject, oldest first."""
+    rows = session.execute(
+        select(QualificationEvidence, QualificationSubject)
+        .join(QualificationSubject, QualificationSubject.id == QualificationEvidence.subject_id)
+        .order_by(QualificationEvidence.id)
+    ).all()
+    return [(evidence, subject) for evidence, subject in rows]

@@ -202,7 +202,8 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
 
     def taken_over(request: object) -> object:
         """While w1 renders its first target, the reconciler re-queues its job and w2 claims it."""
-        if not taken and job_id in dict(stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))):
+        stale = stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))
+        if not taken and job_id in {job for jobs in stale.values() for job, _ in jobs}:
             taken.append(True)
             with session_scope(fleet_env.storage.sessions) as session:
                 assert claim_job(session, job_id, worker="w2") is not None
