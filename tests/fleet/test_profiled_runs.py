@@ -72,3 +72,38 @@ def test_a_write_equal_to_the_owned_value_passes_the_lock(fleet_env: FleetEnv, t
     )
     result = _run(fleet_env, root)
     assert result["targets"][("storefront", "prod-nginx")].state == "succeeded"
+
+
+def _plan_causes(env: FleetEnv, root: Path) -> dict[tuple[str, str], list[str]]:
+    from farm.catalog import load_catalog
+    from farm.scheduler import preview as pv
+
+    snapshot = load_catalog(root)
+    run_id = pv.latest_run_of_fleet(env.storage, snapshot.name)
+    baseline = pv.run_baseline(env.storage, run_id) if run_id else None
+    plan = pv.preview(env.storage, snapshot, baseline, source="tests")
+    return {(t.application, t.cluster): [str(c) for c in t.causes] for t in plan.render}
+
+
+def test_plan_names_a_changed_selection_or_declaration_as_the_cause(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    _run(fleet_env, root)
+    fleet = root / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace("profile: ingress-class=internal", "profile: ingress-class=public")
+    )
+    causes = _plan_causes(fleet_env, root)
+    assert causes == {
+        ("catalog-api", "prod-nginx"): ["profile selection or declaration changed"],
+        ("orders-worker", "prod-nginx"): ["profile selection or declaration changed"],
+    }
+    declaration = root / "profiles" / "prod-nginx-ingress.yaml"
+    declaration.write_text(
+        declaration.read_text().replace("ingressClassName: nginx}", "ingressClassName: nginx-public}")
+    )
+    causes = _plan_causes(fleet_env, root)
+    assert causes and all(cluster == "prod-nginx" for _, cluster in causes)
+    assert all(c == ["profile selection or declaration changed"] for c in causes.values())
