@@ -186,6 +186,7 @@ class CatalogSnapshot:
             {**app.document_digests, **({"clusterProfile": profile_digest} if profile_digest else {})},
             app=app.app_yaml,
             cluster_profile=resolved.effective,
+            resolved_profile=resolved.envelope if resolved.selected is not None else None,
             package=app.package_yaml,
             values=app.values_layers(target.cluster),
             namespace=target.namespace,
@@ -208,7 +209,13 @@ class CatalogSnapshot:
             blobs += app.documents()
         blobs += [cluster.profile_yaml for cluster in self.clusters]
         blobs += [data for _, data in self.profile_documents]
-        return blobs
+        resolved = {  # the resolved ClusterProfile and envelope of each profiled selection
+            blob
+            for entry in self.target_requests
+            if entry.request.resolved_profile is not None
+            for blob in (entry.request.cluster_profile, entry.request.resolved_profile)
+        }
+        return blobs + sorted(resolved)
 
     def content(self) -> dict:
         return {

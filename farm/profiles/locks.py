@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from farm.core.capabilities import merge_rendering, resolve_capability
+from farm.core.documents import load_application_data
+from farm.core.render import _load_app_document
+from farm.core.request import RenderRequest
 from farm.profiles.errors import ProfileError
 from farm.profiles.resolve import PRESENT, canonical
 
@@ -49,3 +54,28 @@ def _divergence(application: str, cap: str, path: str) -> ProfileError:
         f"application {application}: capability {cap!r} path {path!r} is owned by the selected"
         " profile; the application's trait properties may not change it",
     )
+
+
+def check_request_locks(request: RenderRequest) -> None:
+    """The lock check of one profiled request, before anything renders or is written: every
+    trait bound to an owned capability must leave each owned path as the profile set it.
+    Raises ``ProfileError`` (``profile.lock_divergence``); an unprofiled request does nothing."""
+    if request.resolved_profile is None:
+        return
+    envelope = json.loads(request.resolved_profile)
+    owned = envelope["selectedProfile"]["ownedPaths"]
+    capabilities = {
+        key: (entry or {}).get("rendering") or {} for key, entry in envelope["capabilities"].items()
+    }
+    application = load_application_data(_load_app_document(request), source=request.app_source)
+    for component in application.spec.components or []:
+        for trait in component.traits or []:
+            properties = trait.properties or {}
+            bound = resolve_capability(capabilities, trait.type, properties)
+            if bound is None or bound[0] not in owned:
+                continue
+            key, rendering = bound
+            merged = merge_rendering(rendering, properties)
+            check_locks(
+                {key: owned[key]}, {key: rendering}, {key: merged}, application=application.metadata.name
+            )

@@ -30,6 +30,8 @@ from farm.core.request import RenderRequest, RequestError
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import RenderProvenance, inputs_of, request_action_key
 from farm.evidence.signing import SignedOutput, sign_output
+from farm.profiles import ProfileError
+from farm.profiles.locks import check_request_locks
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.progress import finalize_run_if_done
 from farm.store.context import Storage
@@ -158,6 +160,11 @@ def _run_target(
         return
     request = _fetch(storage, target, batch)
     if request is None:
+        return
+    try:
+        check_request_locks(request)  # before anything is rendered or written
+    except ProfileError as error:
+        batch.fail(target, error.code, error.message, cacheable=True)
         return
     try:
         manifests = render(request).manifests

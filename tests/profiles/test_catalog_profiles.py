@@ -31,7 +31,8 @@ spec:
 def catalog_with(tmp_path: Path, declarations: dict[str, str], rule_profile: str | None = None) -> Path:
     root = tmp_path / "fleet"
     shutil.copytree(EXAMPLE, root)
-    (root / "profiles").mkdir(exist_ok=True)
+    shutil.rmtree(root / "profiles")  # the example's own declaration; each test brings its own
+    (root / "profiles").mkdir()
     for name, text in declarations.items():
         (root / "profiles" / name).write_text(text)
     fleet = (root / "fleet.yaml").read_text()
@@ -77,7 +78,18 @@ def test_an_unknown_value_refuses_that_target_only(tmp_path: Path) -> None:
 
 def test_a_selection_on_an_unprofiled_cluster_refuses_that_target(tmp_path: Path) -> None:
     snapshot = load_catalog(catalog_with(tmp_path, {}, "ingress-mode=gateway"))
-    assert any(p.code == "profile.no_declaration" for p in snapshot.problems)
+    assert any(p.code == "profile.no_declaration" and "greeter" in p.message for p in snapshot.problems)
+    assert not any(t.application == "greeter" and t.cluster == "prod-nginx" for t in snapshot.targets)
+    assert any(t.application == "greeter" and t.cluster == "prod-gateway" for t in snapshot.targets)
+
+
+def test_the_example_fleet_selects_the_internal_class_for_its_back_office() -> None:
+    snapshot = load_catalog(EXAMPLE)
+    assert not snapshot.problems
+    selections = {(t.application, t.cluster): t.selection for t in snapshot.targets}
+    assert selections[("catalog-api", "prod-nginx")] == "ingress-class=internal"
+    assert selections[("storefront", "prod-nginx")] == "ingress-class=public"
+    assert selections[("storefront", "prod-gateway")] == ""
 
 
 @pytest.mark.parametrize(
