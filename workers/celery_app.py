@@ -13,7 +13,10 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import Celery
+from celery.signals import setup_logging
 
 from farm.scheduler.fingerprint import core_version, versioned_queue
 from farm.settings import BROKER_REQUIRED, SettingsError, load_settings
@@ -42,6 +45,15 @@ def make_celery() -> Celery:
         },
     )
     return app
+
+
+@setup_logging.connect
+def _farm_logging(loglevel: str | int = "INFO", **_: object) -> None:
+    """Celery leaves logging to the farm: text or JSON lines (FARM_LOG_FORMAT), job ids on each."""
+    from farm.logs import configure_logging
+
+    level = loglevel if isinstance(loglevel, str) else logging.getLevelName(loglevel)
+    configure_logging(load_settings().log_format, level or "INFO")
 
 
 app = make_celery()

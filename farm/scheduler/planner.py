@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of
 from farm.evidence.provenance import request_action_key
+from farm.metrics import count_cache_lookups
 from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import session_scope
@@ -151,6 +152,7 @@ def plan_run(
             "started_at": now,
         }
         insert_run(session, run, jobs, targets)
+        count_cache_lookups(hits=len(targets) - len(to_render), misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)
     queued = [(job["id"], job["batch_key"]) for job in jobs]

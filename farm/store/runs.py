@@ -320,6 +320,12 @@ def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None
     return moved
 
 
+def job_counts_by_state(session: Session) -> dict[str, int]:
+    """Every job of every run by state (the metrics' gauges, read at scrape time)."""
+    rows = session.execute(select(RenderJob.state, func.count()).group_by(RenderJob.state))
+    return {state: count for state, count in rows}
+
+
 def core_versions_of_jobs(session: Session, job_ids: Sequence[str]) -> dict[str, str]:
     """The core version each job's run was planned under, by job id (its queue on a rolling
     upgrade: only a worker of that core can render it)."""

@@ -136,6 +136,22 @@ class CeleryFarm:
         self.workers.append(process)
         return process
 
+    def start_farm_worker(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """``farm worker ARGS`` (the command a deployment runs), logging to worker-<index>.log."""
+        index = len(self.workers)
+        log = open(self.root / f"worker-{index}.log", "wb")  # noqa: SIM115 - closed by the child's exit
+        process = subprocess.Popen(
+            [sys.executable, "-m", "farm", "worker", "-c", str(WORKER_CONCURRENCY), *args],
+            env={**self.env, **(env or {})},
+            cwd=self.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        self.workers.append(process)
+        return process
+
     def worker_log(self, index: int) -> str:
         return (self.root / f"worker-{index}.log").read_text(errors="replace")
 
@@ -439,3 +455,71 @@ def test_a_worker_of_another_core_leaves_a_job_to_a_worker_of_its_planned_core(
     assert not [t.error_code for t in celery_farm.targets(run_id) if t.error_code]
     assert other.poll() is None, "the other core's worker must not have died"
     assert "Task farm.render_job[" not in celery_farm.worker_log(0), "the other core's worker got a job"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """Samples of the farm's metrics from a real /metrics endpoint, by name and labels."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()) if k != "le")
+            if sample.name.startswith("farm_") and "le" not in sample.labels:
+                samples[f"{sample.name}{{{labels}}}"] = sample.value
+    return samples
+
+
+def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    port = _free_port()
+    celery_farm.start_farm_worker("--metrics-port", str(port), env={"FARM_LOG_FORMAT": "json"})
+    wait_until(
+        lambda: _scrape_or_none(port) is not None,
+        "the worker's metrics endpoint",
+        poll=0.2,
+        check=celery_farm.check_workers_alive,
+    )
+    planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
+    run_id = planned["run_id"]
+    wait_until(
+        lambda: not {job.state for job in celery_farm.jobs(run_id)} & OPEN_JOB_STATES,
+        "every job of the run to finish",
+        check=celery_farm.check_workers_alive,
+        describe=lambda: celery_farm.describe(run_id),
+    )
+    samples = _scrape(port)
+    assert samples["farm_jobs{state=succeeded}"] == 4
+    assert samples["farm_jobs{state=queued}"] == 0 and samples["farm_queue_depth{}"] == 0
+    assert samples["farm_render_seconds_count{}"] == 11  # observed in the pool processes
+    assert samples["farm_job_seconds_count{}"] == 4
+    assert samples["farm_render_seconds_sum{}"] > 0
+
+    job_ids = {job.id for job in celery_farm.jobs(run_id)}
+    lines = [json.loads(line) for line in celery_farm.worker_log(0).splitlines() if line.startswith("{")]
+    job_lines = [line for line in lines if line["logger"] == "farm.scheduler.jobs"]
+    assert len(job_lines) == 8, lines  # claimed and finished, per job
+    assert {line["job_id"] for line in job_lines} == job_ids
+    assert {line["run_id"] for line in job_lines} == {run_id}
+    assert all({"time", "level", "message"} <= set(line) for line in lines)
+
+
+def _scrape_or_none(port: int) -> dict[str, float] | None:
+    try:
+        return _scrape(port)
+    except OSError:
+        return None
