@@ -34,6 +34,8 @@ COMMANDS: dict[str, str] = {
     "worker": "workers",
     "beat": "workers",
     "reconcile": "workers",
+    "qualify": "qualify",
+    "qualification": "qualify",
 }
 
 Command = TyperCommand | TyperGroup

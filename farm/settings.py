@@ -24,6 +24,7 @@ Variables:
 - ``FARM_AUDIT_SAMPLE``: targets the scheduled ``farm audit`` re-renders from the latest run
   (default 0: the beat entry is off).
 - ``FARM_AUDIT_INTERVAL``: seconds between scheduled audits (default 86400, one day).
+- ``FARM_LOG_FORMAT``: ``text`` (default) or ``json`` (one JSON object a line, with run and job ids).
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ class FarmSettings(BaseSettings):
     batch_size: int = Field(default=50, ge=1, le=10_000)
     audit_sample: int = Field(default=0, ge=0)
     audit_interval: float = Field(default=86_400.0, gt=0)
+    log_format: Literal["text", "json"] = "text"
+    # qualification evidence older than this many days is expired (FARM_QUALIFICATION_MAX_AGE_DAYS)
+    qualification_max_age_days: int = Field(default=30, ge=1)
+    # the catalog folder the scheduled re-qualification reads (FARM_QUALIFICATION_CATALOG)
+    qualification_catalog: Path | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -21,7 +21,14 @@ PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_state
 # What revision 0004 adds; 0001 had the per-target rows under the name render_jobs.
 BATCH_TABLES = {"render_targets", "failed_actions"}
 AUDIT_TABLES = {"audit_records"}
-AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | AUDIT_TABLES
+# What revision 0005 adds: qualification subjects, evidence, runs and the event log.
+QUALIFICATION_TABLES = {
+    "qualification_subjects",
+    "qualification_evidence",
+    "qualification_runs",
+    "qualification_events",
+}
+AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES | AUDIT_TABLES
 
 
 def _tables(url: str) -> set[str]:

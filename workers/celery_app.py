@@ -4,16 +4,23 @@
   a worker killed mid-job leaves the message to be redelivered;
 - prefetch 1: a worker holds one message at a time, so a dead worker strands at most one job;
 - results are not stored: completion is counted in SQL;
-- every task goes to one queue, ``FARM_CELERY_QUEUE`` (default ``farm``), which ``farm worker``
-  consumes, so workers of different farms (or test runs) on one broker never take each other's jobs;
-- beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout, and a
-  sampled ``farm audit`` when ``FARM_AUDIT_SAMPLE`` is set (``workers/schedule.py``).
+- every task goes to the queue ``<FARM_CELERY_QUEUE>.<core version>`` of the core its run was
+  planned under, which ``farm worker`` of that core consumes: workers of different farms (or test
+  runs) on one broker never take each other's jobs, and during a rolling upgrade a job waits for a
+  worker of its own core instead of failing with ``action_key_mismatch``;
+- beat runs the reconciler, which re-sends jobs stuck in queued/running past a timeout, the
+  qualification finder, and a sampled ``farm audit`` when ``FARM_AUDIT_SAMPLE`` is set
+  (``workers/schedule.py``).
 """
 
 from __future__ import annotations
 
-from celery import Celery
+import logging
 
+from celery import Celery
+from celery.signals import setup_logging
+
+from farm.scheduler.fingerprint import core_version, versioned_queue
 from farm.settings import BROKER_REQUIRED, SettingsError, load_settings
 from workers.schedule import beat_schedule
 
@@ -28,7 +35,8 @@ def make_celery() -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         task_ignore_result=True,
-        task_default_queue=settings.celery_queue,
+        # <FARM_CELERY_QUEUE>.<core version>: `farm worker` consumes only its own core's queue.
+        task_default_queue=versioned_queue(settings.celery_queue, core_version()),
         task_serializer="json",
         accept_content=["json"],
         broker_connection_retry_on_startup=True,
@@ -37,6 +45,15 @@ def make_celery() -> Celery:
         beat_schedule=beat_schedule(settings),
     )
     return app
+
+
+@setup_logging.connect
+def _farm_logging(loglevel: str | int = "INFO", **_: object) -> None:
+    """Celery leaves logging to the farm: text or JSON lines (FARM_LOG_FORMAT), job ids on each."""
+    from farm.logs import configure_logging
+
+    level = loglevel if isinstance(loglevel, str) else logging.getLevelName(loglevel)
+    configure_logging(load_settings().log_format, level or "INFO")
 
 
 app = make_celery()

@@ -10,9 +10,10 @@ AUDIT_TASK = "farm.audit"
 
 
 def beat_schedule(settings: FarmSettings) -> dict[str, dict[str, Any]]:
-    """The reconciler always; a sampled audit of the latest run when ``FARM_AUDIT_SAMPLE`` is set."""
+    """The reconciler and the qualification finder always; a sampled audit of the latest run when ``FARM_AUDIT_SAMPLE`` is set."""
     schedule: dict[str, dict[str, Any]] = {
         "reconcile-stale-jobs": {"task": "farm.reconcile", "schedule": 60.0},
+        "qualification-find-due": {"task": "farm.qualification.find_due", "schedule": 300.0},
     }
     if settings.audit_sample > 0:
         schedule["audit-sample"] = {"task": AUDIT_TASK, "schedule": settings.audit_interval}

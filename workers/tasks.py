@@ -10,6 +10,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from farm.evidence.keys import Signer, load_configured_signer
 from farm.scheduler.audit import scheduled_audit
 from farm.scheduler.executors import RENDER_TASK, CeleryQueue, worker_name
+from farm.scheduler.fingerprint import core_version, versioned_queue
 from farm.scheduler.jobs import run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
@@ -64,3 +65,49 @@ def audit_latest_run() -> str | None:
     storage = _storage()
     report = scheduled_audit(storage, _signer(), storage.settings.audit_sample)
     return report.envelope_digest if report is not None else None
+
+
+@app.task(name="farm.qualification.find_due")
+def find_due_qualifications() -> int:
+    """Beat: enqueue the qualification of every due subject, once each (claimed in SQL)."""
+    from datetime import timedelta
+
+    from farm.qualification.service import claim_due
+
+    due = claim_due(_storage(), timedelta(hours=1))
+    for cluster, selection in due:
+        qualify_subject_task.apply_async(
+            args=[cluster, selection], queue=versioned_queue(_storage().settings.celery_queue, core_version())
+        )
+    return len(due)
+
+
+@app.task(name="farm.qualification.qualify")
+def qualify_subject_task(cluster: str, selection: str) -> str:
+    """Qualify one subject of the catalog named by FARM_QUALIFICATION_CATALOG; its jobs run here."""
+    from farm.catalog import load_catalog
+    from farm.evidence.keys import load_configured_trust
+    from farm.qualification.service import qualify_subject
+
+    storage = _storage()
+    catalog = storage.settings.qualification_catalog
+    if catalog is None:
+        raise RuntimeError("FARM_QUALIFICATION_CATALOG is not set: the worker cannot find the catalog")
+    signer = _signer()
+
+    def execute(queued) -> None:
+        for job_id, key in queued:
+            run_job(storage, signer, job_id, worker=worker_name("celery"), expected_batch_key=key)
+
+    result = qualify_subject(
+        storage,
+        load_catalog(catalog),
+        cluster,
+        selection,
+        execute=execute,
+        wait=lambda _run_id: None,
+        signer=signer,
+        trusted_keyids=frozenset(load_configured_trust(storage.settings)),
+        source=str(catalog),
+    )
+    return result.state

@@ -15,6 +15,7 @@ spec:
       exclude:                 # optional: pairs this rule leaves out
         - {application: legacy-*, cluster: prod-eu}
       namespace: shop          # optional: the namespace flag for these targets
+      profile: ingress-mode=gateway  # optional: a configuration profile selection
 ```
 """
 
@@ -45,6 +46,7 @@ class TargetRule(_Strict):
     clusters: list[str] = Field(default_factory=lambda: ["*"])
     exclude: list[TargetExclusion] = Field(default_factory=list)
     namespace: str | None = None
+    profile: str | None = None  # a selection ``name=value``; the declaration's default otherwise
 
 
 class FleetSpec(_Strict):

@@ -7,6 +7,10 @@ jobs that need it fail with that error, and every other target still renders.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntr
 from farm.core import yamlio
 from farm.core.documents import load_application, load_cluster_profile, load_package
 from farm.core.errors import CoreError
+from farm.profiles import Declaration, ProfileError, parse_declaration, parse_selection, resolve
 
 
 class CatalogError(Exception):
@@ -32,8 +37,53 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _read_optional(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() else None
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a catalog document larger than this is refused
+
+
+class UnsafeFile(Exception):
+    """A catalog file that is not a regular file inside the catalog, or is too large."""
+
+    def __init__(self, source: str, why: str) -> None:
+        super().__init__(f"{source}: {why}")
+        self.source = source
+
+
+def read_catalog_file(path: Path, root: Path, limit: int | None = None) -> bytes:
+    """The bytes of one regular file, opened without following a symlink, checked after opening.
+
+    ``O_NONBLOCK`` keeps a FIFO from hanging the open; ``fstat`` on the open descriptor (no
+    TOCTOU) refuses anything that is not a regular file, and the read stops past ``limit``.
+    """
+    limit = MAX_FILE_BYTES if limit is None else limit
+    source = _relative(path, root)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise UnsafeFile(source, "does not exist") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UnsafeFile(source, "is a symbolic link; a catalog reads only its own files") from None
+        raise UnsafeFile(source, f"cannot be read ({error.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(source, "is not a regular file")
+        if info.st_size > limit:
+            raise UnsafeFile(
+                source, f"is {info.st_size} bytes, over the {limit}-byte limit for a catalog file"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise UnsafeFile(source, f"is over the {limit}-byte limit for a catalog file")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _read_optional(path: Path, root: Path) -> bytes | None:
+    return read_catalog_file(path, root) if os.path.lexists(path) else None
 
 
 def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes | None) -> Problem | None:
@@ -57,12 +107,26 @@ def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes
 
 
 def _load_application(folder: Path, root: Path) -> ApplicationEntry:
-    app_yaml = (folder / "app.yaml").read_bytes()
-    package = _read_optional(folder / "kurel.yaml")
-    values = _read_optional(folder / "values.yaml")
-    cluster_values = tuple(
-        sorted((path.stem, path.read_bytes()) for path in (folder / "values").glob("*.yaml"))
-    )
+    try:
+        if folder.is_symlink():
+            raise UnsafeFile(
+                _relative(folder, root), "is a symbolic link; a catalog reads only its own files"
+            )
+        app_yaml = read_catalog_file(folder / "app.yaml", root)
+        package = _read_optional(folder / "kurel.yaml", root)
+        values = _read_optional(folder / "values.yaml", root)
+        values_dir = folder / "values"
+        if values_dir.is_symlink():
+            raise UnsafeFile(
+                _relative(values_dir, root), "is a symbolic link; a catalog reads only its own files"
+            )
+        cluster_values = tuple(
+            sorted((path.stem, read_catalog_file(path, root)) for path in values_dir.glob("*.yaml"))
+        )
+    except UnsafeFile as error:
+        return ApplicationEntry(
+            folder.name, b"", None, None, (), Problem(error.source, "unsafe_file", str(error))
+        )
     if (values is not None or cluster_values) and package is None:
         problem: Problem | None = Problem(
             _relative(folder, root),
@@ -75,8 +139,11 @@ def _load_application(folder: Path, root: Path) -> ApplicationEntry:
 
 
 def _load_cluster(path: Path, root: Path) -> tuple[ClusterEntry, str]:
-    data = path.read_bytes()
     source = _relative(path, root)
+    try:
+        data = read_catalog_file(path, root)
+    except UnsafeFile as error:
+        return ClusterEntry(path.stem, b"", Problem(source, "unsafe_file", str(error))), path.stem
     try:
         profile = load_cluster_profile(data, source=source)
     except CoreError as exc:
@@ -101,7 +168,7 @@ def _expand_targets(
                     fnmatchcase(app, e.application) and fnmatchcase(cluster, e.cluster) for e in rule.exclude
                 ):
                     continue
-                targets[(app, cluster)] = Target(app, cluster, rule.namespace)
+                targets[(app, cluster)] = Target(app, cluster, rule.namespace, rule.profile or "")
                 matched += 1
         if matched == 0:
             warnings.append(f"fleet.yaml: spec.targets[{index}] matches no (application, cluster) pair")
@@ -115,7 +182,10 @@ def load_catalog(path: str | Path) -> CatalogSnapshot:
     root = fleet_file.parent
     if not fleet_file.is_file():
         raise CatalogError([f"{fleet_file}: no fleet.yaml found"])
-    fleet_yaml = fleet_file.read_bytes()
+    try:
+        fleet_yaml = read_catalog_file(fleet_file, root)
+    except UnsafeFile as error:
+        raise CatalogError([str(error)]) from None
     fleet, problems = parse_fleet(fleet_yaml, "fleet.yaml")
     if fleet is None:
         raise CatalogError(problems)
@@ -123,7 +193,17 @@ def load_catalog(path: str | Path) -> CatalogSnapshot:
 
 
 def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapshot:
-    fatal: list[str] = []
+    fatal = [
+        f"fleet.yaml: spec.{field}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
+        for field, folder in (
+            ("applications", fleet.spec.applications),
+            ("clusters", fleet.spec.clusters),
+            ("profiles", fleet.spec.profiles or ""),
+        )
+        if Path(folder).is_absolute() or ".." in Path(folder).parts
+    ]
+    if fatal:
+        raise CatalogError(fatal)
     apps_dir, clusters_dir = root / fleet.spec.applications, root / fleet.spec.clusters
     if not apps_dir.is_dir():
         fatal.append(f"fleet.yaml: spec.applications: folder {fleet.spec.applications!r} does not exist")
@@ -133,7 +213,9 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
         raise CatalogError(fatal)
     applications = [
         _load_application(folder, root)
-        for folder in sorted(p for p in apps_dir.iterdir() if (p / "app.yaml").is_file())
+        for folder in sorted(
+            p for p in apps_dir.iterdir() if os.path.lexists(p / "app.yaml") or p.is_symlink()
+        )
     ]
     clusters: list[ClusterEntry] = []
     seen: dict[str, str] = {}
@@ -150,13 +232,19 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
     profile_documents: tuple[tuple[str, bytes], ...] = ()
     if fleet.spec.profiles:
         profiles_dir = root / fleet.spec.profiles
-        profile_documents = tuple(
-            (_relative(p, root), p.read_bytes()) for p in sorted(profiles_dir.glob("*.yaml"))
-        )
+        try:
+            profile_documents = tuple(
+                (_relative(p, root), read_catalog_file(p, root)) for p in sorted(profiles_dir.glob("*.yaml"))
+            )
+        except UnsafeFile as error:
+            raise CatalogError([str(error)]) from None
+    declarations = _load_declarations(profile_documents, seen)
     targets, _ = _expand_targets(
         list(fleet.spec.targets), [a.name for a in applications], [c.name for c in clusters]
     )
+    targets, refused = _with_selections(targets, declarations, {c.name: c for c in clusters})
     problems = tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
+    problems += tuple(refused)
     return CatalogSnapshot(
         name=fleet.metadata.name,
         fleet_yaml=fleet_yaml,
@@ -166,6 +254,62 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
         problems=problems,
         profile_documents=profile_documents,
     )
+
+
+def _load_declarations(
+    documents: tuple[tuple[str, bytes], ...], clusters: dict[str, str]
+) -> dict[str, Declaration]:
+    """Every declaration, checked: one per ClusterProfile, each naming a known ClusterProfile."""
+    declarations: dict[str, Declaration] = {}
+    fatal: list[str] = []
+    for source, data in documents:
+        try:
+            declaration = parse_declaration(data, source)
+        except ProfileError as exc:
+            fatal.append(str(exc))
+            continue
+        cluster = declaration.cluster_profile
+        if cluster not in clusters:
+            fatal.append(
+                f"{source}: spec.clusterProfile: no ClusterProfile {cluster!r} in the catalog"
+                " [profile.unknown_cluster_profile]"
+            )
+        elif cluster in declarations:
+            fatal.append(
+                f"{source}: ClusterProfile {cluster!r} already has a declaration in"
+                f" {declarations[cluster].source} [profile.duplicate_declaration]"
+            )
+        else:
+            declarations[cluster] = declaration
+    if fatal:
+        raise CatalogError(fatal)
+    return declarations
+
+
+def _with_selections(
+    targets: list[Target], declarations: dict[str, Declaration], clusters: dict[str, ClusterEntry]
+) -> tuple[list[Target], list[Problem]]:
+    """Each target of a profiled ClusterProfile carries its selection (the default when none).
+    A target whose selection does not resolve is refused with its own problem; the others go on."""
+    result, refused = [], []
+    for target in targets:
+        declaration = declarations.get(target.cluster)
+        if declaration is not None and not target.selection:
+            target = replace(target, selection=f"{declaration.name}={declaration.default}")
+        if target.selection and clusters[target.cluster].problem is None:
+            try:
+                resolve(
+                    clusters[target.cluster].profile_yaml,
+                    f"{target.cluster}.yaml",
+                    declaration,
+                    parse_selection(target.selection, source="fleet.yaml: profile"),
+                )
+            except ProfileError as exc:
+                message = f"fleet.yaml: target {target.application} on {target.cluster} refused: {exc}"
+                refused.append(Problem("fleet.yaml", exc.code, message))
+                continue
+        result.append(target)
+    return result, refused
 
 
 def target_warnings(snapshot: CatalogSnapshot, fleet: Fleet) -> list[str]:

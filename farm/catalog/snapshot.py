@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
 
 from farm.core.request import RenderRequest, ValuesLayer
 from farm.evidence.canonical import canonical_json
+from farm.profiles import (
+    Declaration,
+    ResolvedClusterProfile,
+    Selection,
+    parse_declaration,
+    parse_selection,
+    resolve,
+)
 
 
 def digest_bytes(data: bytes) -> str:
@@ -129,14 +137,56 @@ class CatalogSnapshot:
         except KeyError:
             raise KeyError(f"ClusterProfile {name!r} is not in catalog {self.name!r}") from None
 
+    @cached_property
+    def declarations(self) -> dict[str, Declaration]:
+        """ClusterProfile name → its declaration (the loader already checked them)."""
+        parsed = (parse_declaration(data, source) for source, data in self.profile_documents)
+        return {declaration.cluster_profile: declaration for declaration in parsed}
+
+    def subjects(self) -> list[tuple[str, str, str]]:
+        """Every qualification subject: (cluster, profile, value) per declared value, and
+        (cluster, "", "") for a ClusterProfile without a declaration."""
+        subjects = []
+        for cluster in self.clusters:
+            declaration = self.declarations.get(cluster.name)
+            if declaration is None:
+                subjects.append((cluster.name, "", ""))
+            else:
+                subjects += [(cluster.name, declaration.name, v.name) for v in declaration.values]
+        return subjects
+
+    def resolved_for(self, cluster: str, selection: Selection | None) -> ResolvedClusterProfile:
+        """The resolved ClusterProfile of ``cluster`` under ``selection`` (None: the default).
+        Raises ``ProfileError`` for an unknown profile or value, or a selection without a declaration."""
+        entry = self.cluster(cluster)
+        return resolve(entry.profile_yaml, f"{cluster}.yaml", self.declarations.get(cluster), selection)
+
+    def subject_requests(self, cluster: str, selection: Selection | None) -> list[TargetRequest]:
+        """The requests of every target of ``cluster``, rendered under ``selection``."""
+        resolved = self.resolved_for(cluster, selection)
+        text = str(resolved.selected) if resolved.selected else ""
+        return [
+            TargetRequest(
+                replace(target, selection=text), self._request(replace(target, selection=text), resolved)
+            )
+            for target in self.targets
+            if target.cluster == cluster
+        ]
+
     def request_for(self, target: Target) -> RenderRequest:
         """The one render request of ``target``: every input its render reads."""
+        selection = parse_selection(target.selection) if target.selection else None
+        return self._request(target, self.resolved_for(target.cluster, selection))
+
+    def _request(self, target: Target, resolved: ResolvedClusterProfile) -> RenderRequest:
         app = self.application(target.application)
         cluster = self.cluster(target.cluster)
+        profile_digest = cluster.digest if resolved.effective == cluster.profile_yaml else None
         return RenderRequest.with_known_digests(
-            {**app.document_digests, "clusterProfile": cluster.digest},
+            {**app.document_digests, **({"clusterProfile": profile_digest} if profile_digest else {})},
             app=app.app_yaml,
-            cluster_profile=cluster.profile_yaml,
+            cluster_profile=resolved.effective,
+            resolved_profile=resolved.envelope if resolved.selected is not None else None,
             package=app.package_yaml,
             values=app.values_layers(target.cluster),
             namespace=target.namespace,
@@ -159,7 +209,13 @@ class CatalogSnapshot:
             blobs += app.documents()
         blobs += [cluster.profile_yaml for cluster in self.clusters]
         blobs += [data for _, data in self.profile_documents]
-        return blobs
+        resolved = {  # the resolved ClusterProfile and envelope of each profiled selection
+            blob
+            for entry in self.target_requests
+            if entry.request.resolved_profile is not None
+            for blob in (entry.request.cluster_profile, entry.request.resolved_profile)
+        }
+        return blobs + sorted(resolved)
 
     def content(self) -> dict:
         return {

@@ -39,14 +39,21 @@ def build_command(
     charts: Path | None = typer.Option(
         None, "--charts", help="chart folder (DIR/<chart>/Chart.yaml) helm renders from, fetching nothing"
     ),
+    declaration: Path | None = typer.Option(
+        None, "--declaration", help="ConfigurationProfile file over the ClusterProfile"
+    ),
+    select: str | None = typer.Option(
+        None, "--select", help="profile selection name=value (default: the declaration's default)"
+    ),
 ) -> None:
     """Render one Application for one ClusterProfile, exactly as `kurel build` does."""
     try:
         app_file = _app_path(app)
         package_file = app_file.parent / "kurel.yaml"
+        cluster_profile, resolved = _resolve_profile(profile, declaration, select)
         request = RenderRequest(
             _read(app_file, "application"),
-            _read(profile, "ClusterProfile"),
+            cluster_profile,
             package=_read(package_file, "package") if package_file.is_file() else None,
             values=(ValuesLayer(str(values), _read(values, "values file")),) if values is not None else (),
             sets=tuple(set_values),
@@ -54,10 +61,19 @@ def build_command(
             app_source=str(app_file),
             cluster_profile_source=str(profile),
             package_source=str(package_file),
+            selection=select or "",
+            resolved_profile=resolved,
         )
+        if resolved is not None:
+            from farm.profiles.locks import check_request_locks
+
+            check_request_locks(request)
         rendered = render_with_charts(render, request, chart_dir=charts)
     except CoreError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
+        raise typer.Exit(1) from None
+    except ValueError as exc:  # a ProfileError: declaration, selection or lock
+        sys.stderr.write(f"Error: {exc}\n")
         raise typer.Exit(1) from None
     for warning in rendered.warnings:
         sys.stderr.write(f"warning: {warning}\n")
@@ -68,6 +84,21 @@ def build_command(
         return
     sys.stdout.buffer.write(rendered.manifests)
     sys.stdout.flush()
+
+
+def _resolve_profile(
+    profile: Path, declaration: Path | None, select: str | None
+) -> tuple[bytes, bytes | None]:
+    """The ClusterProfile bytes to render and, when profiled, the resolved envelope."""
+    data = _read(profile, "ClusterProfile")
+    if declaration is None and select is None:
+        return data, None
+    from farm.profiles import parse_declaration, parse_selection, resolve  # only when profiled
+
+    parsed = parse_declaration(_read(declaration, "declaration"), str(declaration)) if declaration else None
+    selection = parse_selection(select, source="--select") if select else None
+    resolved = resolve(data, str(profile), parsed, selection)
+    return resolved.effective, resolved.envelope if resolved.selected is not None else None
 
 
 def _write_output(folder: Path, app_name: str, manifests: bytes) -> None:

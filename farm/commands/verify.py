@@ -32,10 +32,16 @@ def verify_command(
         session.commit()
         digests, failures = _select(session, run, output)
         failures += audit.verify_outputs(session, opened.objects, trusted, digests)
-        audits = 0
+        audits = qualified = 0
         if all_outputs:
+            from farm.qualification.audit import verify_qualifications
+
             audits, audit_failures = verify_audit_records(session, opened.objects, trusted)
             failures += audit_failures
+            qualified, found = verify_qualifications(session, opened.objects, trusted)
+            failures += found
+    if all_outputs:
+        typer.echo(f"{qualified} qualification statement(s) checked")
     if audits:
         typer.echo(f"{audits} audit record(s) checked")
     _report(digests, failures)

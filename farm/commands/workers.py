@@ -19,9 +19,15 @@ def _require_broker() -> None:
 def worker_command(
     concurrency: int = typer.Option(0, "--concurrency", "-c", help="worker processes (default: every core)"),
     loglevel: str = typer.Option("INFO", "--loglevel"),
+    metrics_port: int = typer.Option(
+        0, "--metrics-port", min=0, max=65535, help="serve Prometheus metrics on this port (0: none)"
+    ),
 ) -> None:
-    """Start a Celery worker that renders jobs from FARM_CELERY_QUEUE (broker: FARM_BROKER_URL)."""
+    """Start a Celery worker that renders jobs from <FARM_CELERY_QUEUE>.<core version> (broker:
+    FARM_BROKER_URL)."""
     _require_broker()
+    if metrics_port:
+        _serve_worker_metrics(metrics_port)
     from workers.celery_app import app as celery_app
 
     queue = celery_app.conf.task_default_queue
@@ -29,6 +35,26 @@ def worker_command(
     if concurrency:
         argv.append(f"--concurrency={concurrency}")
     celery_app.worker_main(argv)
+
+
+def _serve_worker_metrics(port: int) -> None:
+    """Serve the worker's metrics on ``port``: the pool processes (which render) write their
+    histograms to a multiprocess folder this process reads, plus the database gauges."""
+    import os
+    import tempfile
+
+    # Must be set before prometheus_client is first imported, here and in the pool processes.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="farm-metrics-")
+    from prometheus_client import CollectorRegistry, multiprocess, start_http_server
+
+    from farm.metrics import register_collector
+    from farm.store.context import open_storage
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    with reported_errors():
+        register_collector(open_storage(), registry)
+        start_http_server(port, registry=registry)
 
 
 def beat_command(loglevel: str = typer.Option("INFO", "--loglevel")) -> None:

@@ -34,6 +34,8 @@ _DESCRIPTOR_KEYS = {
     "sources",
 }
 _SOURCE_KEYS = {"app", "package", "clusterProfile"}
+# present only on a profiled request, so an unprofiled request keeps the digest it always had
+_PROFILED_KEY = "resolvedProfile"
 
 
 class RequestError(ValueError):
@@ -66,11 +68,19 @@ class RenderRequest:
     app_source: str = "app.yaml"
     cluster_profile_source: str = "cluster.yaml"
     package_source: str = "kurel.yaml"
+    # the ResolvedClusterProfile envelope of a profiled target (the lock check reads its ownedPaths)
+    resolved_profile: bytes | None = None
     # document digests a catalog computed once for many requests; never copied by replace()
     _digests: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def descriptor(self) -> dict[str, Any]:
         """The request with every document replaced by its sha256 (what the digest covers)."""
+        descriptor = self._base_descriptor()
+        if self.resolved_profile is not None:
+            descriptor[_PROFILED_KEY] = _digest(self.resolved_profile)
+        return descriptor
+
+    def _base_descriptor(self) -> dict[str, Any]:
         return {
             "requestVersion": REQUEST_VERSION,
             "app": self._document_digest("app", self.app),
@@ -106,6 +116,8 @@ class RenderRequest:
         blobs = [self.app, self.cluster_profile, *(layer.data for layer in self.values)]
         if self.package is not None:
             blobs.append(self.package)
+        if self.resolved_profile is not None:
+            blobs.append(self.resolved_profile)
         return blobs
 
     @staticmethod
@@ -128,7 +140,7 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         raw = json.loads(descriptor)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(f"render request: not JSON ({exc})") from None
-    if not isinstance(raw, dict) or set(raw) != _DESCRIPTOR_KEYS:
+    if not isinstance(raw, dict) or set(raw) - {_PROFILED_KEY} != _DESCRIPTOR_KEYS:
         got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
         raise RequestError(f"render request: expected the fields {sorted(_DESCRIPTOR_KEYS)}, got {got}")
     if raw["requestVersion"] != REQUEST_VERSION:
@@ -163,6 +175,7 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         app_source=str(sources["app"]),
         cluster_profile_source=str(sources["clusterProfile"]),
         package_source=str(sources["package"]),
+        resolved_profile=document(_PROFILED_KEY, raw[_PROFILED_KEY]) if _PROFILED_KEY in raw else None,
     )
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")

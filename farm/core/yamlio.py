@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from farm.core import yamlemit
 from farm.core.errors import FieldError
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -155,6 +156,26 @@ class _V3Loader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 
 _V3Loader.yaml_implicit_resolvers = {}
+_DEFAULT_TAGS = {
+    yaml.ScalarNode: "tag:yaml.org,2002:str",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+}
+
+
+def _resolve_default(self: _V3Loader, kind: type, value: Any, implicit: Any) -> str:
+    """The composer's tag for an untagged node: with no implicit or path resolvers, always the
+    default of its kind (what ``Resolver.resolve`` computes the long way for every node)."""
+    return _DEFAULT_TAGS[kind]
+
+
+def _no_path_resolution(self: _V3Loader, *args: Any) -> None:
+    """Path resolvers are never registered, so the per-node descend/ascend bookkeeping is moot."""
+
+
+_V3Loader.resolve = _resolve_default
+_V3Loader.descend_resolver = _no_path_resolution
+_V3Loader.ascend_resolver = _no_path_resolution
 
 
 def _construct_scalar(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
@@ -600,14 +621,30 @@ _DUMP_OPTIONS: dict[str, Any] = {
 
 def dump_document(obj: Any) -> str:
     """One YAML document exactly as the reference writes it (ends with one newline)."""
-    return yaml.dump(obj, **_DUMP_OPTIONS)
+    written = _write_directly([obj])
+    return written if written is not None else yaml.dump(obj, **_DUMP_OPTIONS)
 
 
 def dump_documents(objects: Iterable[Any]) -> str:
     """Documents joined with ``---`` between them (none before the first), as the reference
     writes a build's output. One dumper serves every document."""
     documents = list(objects)
-    return yaml.dump_all(documents, **_DUMP_OPTIONS) if documents else ""
+    if not documents:
+        return ""
+    written = _write_directly(documents)
+    return written if written is not None else yaml.dump_all(documents, **_DUMP_OPTIONS)
+
+
+def _write_directly(documents: list[Any]) -> str | None:
+    """The documents through ``yamlemit``'s direct writer, or None when it declines any of them
+    (then PyYAML writes them all, so no document boundary depends on which path wrote it)."""
+    parts = []
+    for document in documents:
+        written = yamlemit.dump_document(document)
+        if written is None:
+            return None
+        parts.append(written)
+    return "---\n".join(parts)
 
 
 class _UnsupportedValue(ValueError):
@@ -633,8 +670,13 @@ def dump_manifests(objects: Iterable[Any]) -> str:
     """A build's output (``dump_documents``); a NaN or infinity anywhere is a :class:`FieldError`
     naming the object and the path, as encoding/json refuses to marshal one."""
     documents = list(objects)
+    if not documents:
+        return ""
+    written = _write_directly(documents)
+    if written is not None:
+        return written
     try:
-        return yaml.dump_all(documents, **_MANIFEST_OPTIONS) if documents else ""
+        return yaml.dump_all(documents, **_MANIFEST_OPTIONS)
     except _UnsupportedValue:
         raise _unsupported_value_error(documents) from None
 

@@ -84,9 +84,18 @@ class CeleryQueue:
             client = Celery("farm-client", broker=settings.broker_url)
             client.conf.update(task_serializer="json", broker_connection_retry_on_startup=True)
         self.client = client
-        self.queue = settings.celery_queue
+        self.base_queue = settings.celery_queue
 
-    def __call__(self, jobs: Sequence[tuple[str, str]]) -> None:
-        """Send one message per job; called after the planning transaction committed."""
+    def queue_for(self, version: str | None = None) -> str:
+        """The queue of core ``version`` (default: the core of this process, the planner's)."""
+        from farm.scheduler.fingerprint import core_version, versioned_queue
+
+        return versioned_queue(self.base_queue, version or core_version())
+
+    def __call__(self, jobs: Sequence[tuple[str, str]], version: str | None = None) -> None:
+        """Send one message per job to the queue of the core they were planned under (this
+        process's, unless ``version`` says otherwise); called after the planning transaction
+        committed."""
+        queue = self.queue_for(version)
         for job_id, batch_key in jobs:
-            self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=self.queue)
+            self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)

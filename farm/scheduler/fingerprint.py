@@ -15,6 +15,13 @@ import farm.core
 from farm.core import CORE_VERSION
 
 
+def versioned_queue(queue: str, version: str) -> str:
+    """The Celery queue of jobs planned under core ``version``: ``<FARM_CELERY_QUEUE>.<version>``.
+    A worker consumes only its own core's queue, so during a rolling upgrade a job waits for a
+    worker that renders it with the core it was planned under instead of failing it."""
+    return f"{queue}.{version}"
+
+
 @cache
 def core_version() -> str:
     root = Path(farm.core.__file__).resolve().parent

@@ -21,6 +21,7 @@ caller can retry; nothing of the batch is recorded.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from farm.core.charts import ChartRenderNeeded
@@ -30,6 +31,10 @@ from farm.core.request import RenderRequest, RequestError
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import RenderProvenance, inputs_of, request_action_key
 from farm.evidence.signing import SignedOutput, sign_output
+from farm.logs import job_log_context
+from farm.metrics import JOB_SECONDS, RENDER_SECONDS
+from farm.profiles import ProfileError
+from farm.profiles.locks import check_request_locks
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.progress import finalize_run_if_done
 from farm.store.context import Storage
@@ -80,12 +85,24 @@ class _Batch:
 def run_job(
     storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_batch_key: str | None = None
 ) -> JobOutcome:
+    started = time.perf_counter()
     with session_scope(storage.sessions) as session:
         job = claim_job(session, job_id, worker=worker)
     if job is None:
         return JobOutcome(job_id, SKIPPED)
     try:
-        return _execute(storage, signer, job, worker, expected_batch_key)
+        with job_log_context(run_id=job.run_id, job_id=job.id):
+            log.info("job claimed: %d targets of %s", len(job.targets), job.application)
+            outcome = _execute(storage, signer, job, worker, expected_batch_key)
+            log.info(
+                "job %s: %d rendered, %d failed, %d cached",
+                outcome.state,
+                outcome.rendered,
+                outcome.failed,
+                outcome.cached,
+            )
+        JOB_SECONDS.observe(time.perf_counter() - started)
+        return outcome
     except Exception as error:  # infrastructure: render errors are values of their targets
         with session_scope(storage.sessions) as session:
             release_job(
@@ -144,7 +161,8 @@ def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: di
 def _run_target(
     storage: Storage, signer: Signer, job: ClaimedJob, target: ClaimedTarget, batch: _Batch
 ) -> None:
-    if target.cached_output is not None:  # a twin rendered this key since planning
+    # a twin rendered this key since planning (a hit whose blob is gone renders again)
+    if target.cached_output is not None and storage.objects.exists(target.cached_output):
         batch.results.append(TargetResult(target.id, JobState.CACHED, output_digest=target.cached_output))
         return
     if target.cached_failure is not None:
@@ -159,7 +177,13 @@ def _run_target(
     if request is None:
         return
     try:
-        manifests = render(request).manifests
+        check_request_locks(request)  # before anything is rendered or written
+    except ProfileError as error:
+        batch.fail(target, error.code, error.message, cacheable=True)
+        return
+    try:
+        with RENDER_SECONDS.time():
+            manifests = render(request).manifests
     except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
         batch.fail(target, error.code, error.message)
     except CoreError as error:

@@ -17,12 +17,14 @@ from sqlalchemy.orm import Session
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of
 from farm.evidence.provenance import request_action_key
+from farm.metrics import count_cache_lookups
 from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState, RunState, new_id, utcnow
+from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
-from farm.store.snapshots import persist_snapshot
+from farm.store.snapshots import persist_requests, persist_snapshot
 
 DEFAULT_BATCH_SIZE = 50
 
@@ -50,14 +52,26 @@ class KeyedTarget:
         return self.output_digest is not None or self.failure is not None
 
 
-def key_targets(session: Session, snapshot: CatalogSnapshot, version: str) -> list[KeyedTarget]:
+def key_targets(
+    session: Session,
+    snapshot: CatalogSnapshot,
+    version: str,
+    objects: ObjectStore | None = None,
+    target_requests: Sequence[TargetRequest] | None = None,
+) -> list[KeyedTarget]:
     """Every target's action key on core ``version``, the action and failure caches asked in bulk.
+
+    With ``objects``, a cache hit whose output blob is gone is no hit: the target re-renders.
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in snapshot.target_requests]
+    chosen = snapshot.target_requests if target_requests is None else target_requests
+    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in chosen]
     keys = [key for _, key in keyed]
     outputs = cached_outputs(session, keys)
+    if objects is not None:
+        present = {digest for digest in set(outputs.values()) if objects.exists(digest)}
+        outputs = {key: digest for key, digest in outputs.items() if digest in present}
     failures = cached_failures(session, [key for key in keys if key not in outputs])
     return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
 
@@ -88,10 +102,12 @@ def plan_run(
     source: str,
     trigger: str = "manual",
     batch_size: int = DEFAULT_BATCH_SIZE,
+    target_requests: Sequence[TargetRequest] | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
+    ``target_requests`` limits the run to those targets (a qualification run of one subject).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
@@ -99,8 +115,10 @@ def plan_run(
     run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
+        if target_requests is not None:
+            persist_requests(storage.objects, target_requests)
         targets, to_render = [], []
-        for keyed in key_targets(session, snapshot, version):
+        for keyed in key_targets(session, snapshot, version, storage.objects, target_requests):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now)
             if keyed.output_digest is not None:
@@ -136,6 +154,7 @@ def plan_run(
             "started_at": now,
         }
         insert_run(session, run, jobs, targets)
+        count_cache_lookups(hits=len(targets) - len(to_render), misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)
     queued = [(job["id"], job["batch_key"]) for job in jobs]

@@ -29,7 +29,7 @@ from farm.store.snapshots import persist_snapshot
 APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
 VALUES = "values changed"
-SELECTION = "profile selection changed"
+SELECTION = "profile selection or declaration changed"
 NAMESPACE = "namespace/flags changed"
 CORE = "core version changed"
 ADDED = "target added"
@@ -120,11 +120,16 @@ def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     )
     if app_files:
         causes.append(Cause(APPLICATION, app_files))
-    if old.get("clusterProfile") != new.get("clusterProfile"):
+    profile_changed = old.get("selection") != new.get("selection") or old.get("resolvedProfile") != new.get(
+        "resolvedProfile"
+    )
+    # a profiled ClusterProfile is rendered resolved: a new selection or fragment changes its bytes
+    # too, so "ClusterProfile changed" is named only when the profile side did not change
+    if old.get("clusterProfile") != new.get("clusterProfile") and not profile_changed:
         causes.append(Cause(CLUSTER_PROFILE))
     if old.get("values") != new.get("values"):
         causes.append(Cause(VALUES, _values_files(old.get("values") or [], new.get("values") or [])))
-    if old.get("selection") != new.get("selection"):
+    if profile_changed:
         causes.append(Cause(SELECTION))
     if old.get("namespace") != new.get("namespace") or old.get("sets") != new.get("sets"):
         causes.append(Cause(NAMESPACE))
@@ -148,7 +153,7 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     version = core_version()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        keyed = key_targets(session, snapshot, version)
+        keyed = key_targets(session, snapshot, version, storage.objects)
     plan = Plan(snapshot.name, snapshot.digest, baseline.label if baseline else "nothing", len(keyed))
     previous = baseline.requests if baseline else {}
     for item in keyed:

@@ -8,30 +8,39 @@ messages, is recorded once: no target lost, no output written twice.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from datetime import timedelta
 
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import utcnow
-from farm.store.runs import requeue_stale_jobs
+from farm.store.runs import core_versions_of_jobs, requeue_stale_jobs
 
 DEFAULT_TIMEOUT = timedelta(minutes=5)
 
 
-def stale_jobs(storage: Storage, timeout: timedelta = DEFAULT_TIMEOUT) -> list[tuple[str, str]]:
-    """Jobs to send again, as (job id, batch key); running ones are moved back to queued."""
+def stale_jobs(storage: Storage, timeout: timedelta = DEFAULT_TIMEOUT) -> dict[str, list[tuple[str, str]]]:
+    """Jobs to send again, as (job id, batch key) by the core version their run was planned
+    under; running ones are moved back to queued."""
     with session_scope(storage.sessions) as session:
-        return requeue_stale_jobs(session, utcnow() - timeout)
+        jobs = requeue_stale_jobs(session, utcnow() - timeout)
+        versions = core_versions_of_jobs(session, [job_id for job_id, _ in jobs])
+    by_version: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for job_id, batch_key in jobs:
+        by_version[versions[job_id]].append((job_id, batch_key))
+    return dict(by_version)
 
 
 def reconcile(
     storage: Storage,
-    enqueue: Callable[[list[tuple[str, str]]], None],
+    enqueue: Callable[[list[tuple[str, str]], str], None],
     timeout: timedelta = DEFAULT_TIMEOUT,
 ) -> int:
-    """Send the stale jobs again through ``enqueue``; returns how many were sent."""
-    jobs = stale_jobs(storage, timeout)
-    if jobs:
-        enqueue(jobs)
-    return len(jobs)
+    """Send the stale jobs again through ``enqueue(jobs, core_version)``, each to the queue of
+    the core its run was planned under; returns how many were sent."""
+    sent = 0
+    for version, jobs in stale_jobs(storage, timeout).items():
+        enqueue(jobs, version)
+        sent += len(jobs)
+    return sent

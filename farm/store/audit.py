@@ -9,7 +9,10 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
 - each evidence record's envelope blob is there and intact (``envelope.missing``,
   ``envelope.corrupt``) and passes ``farm.evidence.verify.verify_render_evidence``: a signature by
   a trusted key, a statement whose subject is the output digest, a coherent provenance whose action
-  key is the recorded one.
+  key is the recorded one;
+- every target and action-cache entry pointing at the output is bound to it by the signed action
+  key (``binding.target_mismatch``, ``binding.cache_mismatch``): an output re-pointed at another
+  target's valid signed output fails.
 
 The sweep lists rows first and blobs second: a blob is always written before its row, so a row
 seen by the sweep has its blob in the later listing unless the blob is really gone.
@@ -34,6 +37,7 @@ from farm.store.models import (
     FleetRun,
     JobState,
     RenderOutput,
+    RenderTarget,
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
 from farm.store.runs import targets_of_run
@@ -62,6 +66,51 @@ def verify_output(
     for record in records:
         failures += _verify_record(objects, trusted, record, digest)
     failures += _check_cache_links(session, digest, {record.id for record in records}, target)
+    failures += _check_bindings(session, digest, records, target)
+    return failures
+
+
+def _check_bindings(
+    session: Session, digest: str, records: list[EvidenceRecord], target: str
+) -> list[Failure]:
+    """Every target and cache entry pointing at this output is one the signed evidence is about.
+
+    A target served from the cache shares another target's evidence, so a target binds through its
+    action key (which covers application, cluster, selection and every input), and a cache entry
+    through the action key of the evidence record it names.
+    """
+    signed_keys = {record.action_key for record in records}
+    by_id = {record.id: record for record in records}
+    failures = []
+    targets = session.execute(
+        select(
+            RenderTarget.id, RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.action_key
+        )
+        .where(RenderTarget.output_digest == digest)
+        .order_by(RenderTarget.id)
+    )
+    for target_id, application, cluster, key in targets:
+        if key not in signed_keys:
+            failures.append(
+                Failure(
+                    "binding.target_mismatch",
+                    target,
+                    f"target {application}/{cluster} ({target_id}) with action key {key} points at an"
+                    " output whose signed evidence is about another action",
+                )
+            )
+    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
+    for entry in entries:
+        record = by_id.get(entry.evidence_id)
+        if record is not None and record.action_key != entry.action_key:
+            failures.append(
+                Failure(
+                    "binding.cache_mismatch",
+                    target,
+                    f"action cache entry {entry.action_key} points at evidence {record.id}, signed for"
+                    f" action key {record.action_key}",
+                )
+            )
     return failures
 
 

@@ -379,6 +379,70 @@ class AuditRecord(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class QualificationSubject(Base):
+    """One qualification subject (ClusterProfile, selection ``name=value`` or ``""``) and its state.
+
+    ``state``/``reason``/``since``/``current_evidence_id`` are a cache of the derivation in
+    ``farm/qualification/states.py``; every change appends a ``QualificationEvent``.
+    ``claimed_until`` is the beat lock: a conditional UPDATE claims the subject for one enqueue.
+    """
+
+    __tablename__ = "qualification_subjects"
+    __table_args__ = (UniqueConstraint("cluster_profile", "selection", name="uq_qualification_subjects"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    cluster_profile: Mapped[str] = mapped_column(String(253))
+    selection: Mapped[str] = mapped_column(String(127), default="")
+    state: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(64), default="")
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    current_evidence_id: Mapped[int | None] = mapped_column(Integer)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class QualificationEvidence(Base):
+    """One signed qualification statement (add-only)."""
+
+    __tablename__ = "qualification_evidence"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    subject_id: Mapped[int] = mapped_column(ForeignKey("qualification_subjects.id"), index=True)
+    subject_digest: Mapped[str] = mapped_column(Digest)
+    descriptor_identity: Mapped[str] = mapped_column(Digest)
+    run_id: Mapped[str] = mapped_column(String(64))
+    envelope_digest: Mapped[str] = mapped_column(Digest)
+    signer_keyid: Mapped[str] = mapped_column(String(128))
+    core_version: Mapped[str] = mapped_column(String(64))
+    owned_paths_digest: Mapped[str] = mapped_column(String(64), default="")
+    attested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class QualificationRun(Base):
+    """One qualification attempt of a subject at one envelope digest."""
+
+    __tablename__ = "qualification_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    subject_id: Mapped[int] = mapped_column(ForeignKey("qualification_subjects.id"), index=True)
+    subject_digest: Mapped[str] = mapped_column(Digest)
+    state: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class QualificationEvent(Base):
+    """Append-only log of state transitions."""
+
+    __tablename__ = "qualification_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    subject_id: Mapped[int] = mapped_column(ForeignKey("qualification_subjects.id"), index=True)
+    from_state: Mapped[str] = mapped_column(String(32))
+    to_state: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(64), default="")
+    cause: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 # Every column that names a blob in object storage. ``farm gc`` treats a blob as referenced if
 # any of these holds its digest, and reports a row whose blob is missing. A new blob column must
 # be added here.

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Exists, bindparam, case, exists, func, insert, or_, select, update
+from sqlalchemy import Exists, and_, bindparam, case, exists, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
     ActionCacheEntry,
+    EvidenceRecord,
     FailedAction,
     FleetRun,
     JobState,
@@ -58,12 +59,20 @@ class CachedFailure:
 
 
 def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
-    """action key → output digest, for the keys the action cache holds."""
+    """action key → output digest, for the keys the action cache holds.
+
+    Only an entry whose evidence record is about the same action key and the same output is a hit:
+    a cache entry re-pointed at another action's output is refused (and the target re-renders).
+    """
     hits: dict[str, str] = {}
     for chunk in chunks(keys):
         rows = session.execute(
-            select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest).where(
-                ActionCacheEntry.action_key.in_(chunk)
+            select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest)
+            .join(EvidenceRecord, EvidenceRecord.id == ActionCacheEntry.evidence_id)
+            .where(
+                ActionCacheEntry.action_key.in_(chunk),
+                EvidenceRecord.action_key == ActionCacheEntry.action_key,
+                EvidenceRecord.subject_digest == ActionCacheEntry.output_digest,
             )
         )
         hits.update({key: value for key, value in rows})
@@ -154,7 +163,20 @@ _OPEN_TARGETS = (
         FailedAction.error_code,
         FailedAction.error_message,
     )
-    .outerjoin(ActionCacheEntry, ActionCacheEntry.action_key == RenderTarget.action_key)
+    .select_from(RenderTarget)
+    .outerjoin(
+        ActionCacheEntry,
+        and_(
+            ActionCacheEntry.action_key == RenderTarget.action_key,
+            exists()
+            .where(
+                EvidenceRecord.id == ActionCacheEntry.evidence_id,
+                EvidenceRecord.action_key == ActionCacheEntry.action_key,
+                EvidenceRecord.subject_digest == ActionCacheEntry.output_digest,
+            )
+            .correlate(ActionCacheEntry),
+        ),
+    )
     .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
     .where(RenderTarget.job_id == bindparam("job_id"), RenderTarget.state == JobState.QUEUED.value)
     .order_by(RenderTarget.cluster_profile, RenderTarget.selection)
@@ -296,6 +318,26 @@ def queue_jobs(session: Session, job_ids: Sequence[str], *, now: datetime | None
         )
         moved += session.execute(statement).rowcount  # type: ignore[attr-defined]
     return moved
+
+
+def job_counts_by_state(session: Session) -> dict[str, int]:
+    """Every job of every run by state (the metrics' gauges, read at scrape time)."""
+    rows = session.execute(select(RenderJob.state, func.count()).group_by(RenderJob.state))
+    return {state: count for state, count in rows}
+
+
+def core_versions_of_jobs(session: Session, job_ids: Sequence[str]) -> dict[str, str]:
+    """The core version each job's run was planned under, by job id (its queue on a rolling
+    upgrade: only a worker of that core can render it)."""
+    versions: dict[str, str] = {}
+    for chunk in chunks(list(job_ids)):
+        rows = session.execute(
+            select(RenderJob.id, FleetRun.core_version)
+            .join(FleetRun, FleetRun.id == RenderJob.run_id)
+            .where(RenderJob.id.in_(chunk))
+        )
+        versions.update({job_id: version for job_id, version in rows})
+    return versions
 
 
 def requeue_stale_jobs(session: Session, cutoff: datetime) -> list[tuple[str, str]]:

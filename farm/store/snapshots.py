@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Sequence
+from hashlib import sha256
 
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
-from farm.catalog import CatalogSnapshot
+from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.core.request import RenderRequest, decode_request
 from farm.store import models
 from farm.store.objects import ObjectStore
@@ -25,6 +27,18 @@ def snapshot_blobs(snapshot: CatalogSnapshot) -> list[bytes]:
     """Every blob of a snapshot: documents, each distinct request descriptor, the manifest last."""
     requests = {tr.request.digest: tr.request.descriptor_bytes for tr in snapshot.target_requests}
     return [*snapshot.documents(), *requests.values(), snapshot.manifest]
+
+
+def persist_requests(objects: ObjectStore, target_requests: Sequence[TargetRequest]) -> None:
+    """Make the requests of targets outside the snapshot's own (a qualification subject under a
+    value the fleet does not select) fetchable: their documents, then their descriptors."""
+    blobs: dict[str, bytes] = {}
+    for entry in target_requests:
+        for document in entry.request.documents():
+            blobs.setdefault(sha256(document).hexdigest(), document)
+        blobs.setdefault(entry.request.digest, entry.request.descriptor_bytes)
+    if blobs:
+        objects.put_many(list(blobs.values()))
 
 
 def persist_snapshot(session: Session, objects: ObjectStore, snapshot: CatalogSnapshot, source: str) -> bool:

@@ -1,7 +1,7 @@
 """Signed audit records of ``farm audit``.
 
 Revision ID: 0007
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-03
 
 Hand-written: never import farm.store.models here; spell every table, column and index name.
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -191,6 +191,12 @@ def test_a_re_delivered_batch_skips_what_a_twin_already_rendered(
     assert run_summary(fleet_env.storage, second.run_id).counts == {"cached": second.total}
 
 
+def _stale_job_ids(fleet_env: FleetEnv) -> set[str]:
+    """Requeue every running job at once (as a reconciler past its timeout) and name them."""
+    stale = stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))
+    return {job for jobs in stale.values() for job, _ in jobs}
+
+
 @pytest.mark.parametrize("then_fail", [False, True], ids=["success", "failure"])
 def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing(
     fleet_env: FleetEnv, catalog: Catalog, monkeypatch: pytest.MonkeyPatch, then_fail: bool
@@ -202,7 +208,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
 
     def taken_over(request: object) -> object:
         """While w1 renders its first target, the reconciler re-queues its job and w2 claims it."""
-        if not taken and job_id in dict(stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))):
+        if not taken and job_id in _stale_job_ids(fleet_env):
             taken.append(True)
             with session_scope(fleet_env.storage.sessions) as session:
                 assert claim_job(session, job_id, worker="w2") is not None

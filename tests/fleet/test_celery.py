@@ -33,6 +33,7 @@ import redis
 from conftest_store import DatabaseFactory
 from sqlalchemy import func, select
 
+from farm.scheduler.fingerprint import core_version, versioned_queue
 from farm.settings import load_settings
 from farm.store import models
 from farm.store.context import Storage, open_storage
@@ -100,19 +101,28 @@ class CeleryFarm:
     storage: Storage
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
+    def start_worker(self, core: str | None = None) -> subprocess.Popen[bytes]:
+        """A worker of this source's core, or (``core``) one that believes its core version is
+        ``core``, as a worker of another release would during a rolling upgrade."""
         index = len(self.workers)
         log = open(self.root / f"worker-{index}.log", "wb")  # noqa: SIM115 - closed by the child's exit
+        # Patched before anything imports it, so the planner's, the worker's and the queue's
+        # view of the core version are all the other release's.
+        launcher = (
+            "import sys, farm.scheduler.fingerprint as f; "
+            + (f"f.core_version = lambda: {core!r}; " if core else "")
+            + "from celery.__main__ import main; sys.argv[0] = 'celery'; sys.exit(main())"
+        )
         command = [
             sys.executable,
-            "-m",
-            "celery",
+            "-c",
+            launcher,
             "-A",
             "workers.celery_app",
             "worker",
             f"--concurrency={WORKER_CONCURRENCY}",
             "-Q",
-            self.queue,
+            versioned_queue(self.queue, core or core_version()),
             "-n",
             f"{self.queue}-{index}@%h",
             "--without-gossip",
@@ -121,6 +131,22 @@ class CeleryFarm:
         ]
         process = subprocess.Popen(
             command, env=self.env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        log.close()
+        self.workers.append(process)
+        return process
+
+    def start_farm_worker(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """``farm worker ARGS`` (the command a deployment runs), logging to worker-<index>.log."""
+        index = len(self.workers)
+        log = open(self.root / f"worker-{index}.log", "wb")  # noqa: SIM115 - closed by the child's exit
+        process = subprocess.Popen(
+            [sys.executable, "-m", "farm", "worker", "-c", str(WORKER_CONCURRENCY), *args],
+            env={**self.env, **(env or {})},
+            cwd=self.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         self.workers.append(process)
@@ -218,7 +244,7 @@ def _forget_queue(queue: str) -> None:
                 _message, exchange, routing_key = json.loads(payload)
             except (ValueError, TypeError):
                 continue
-            if queue in (exchange, routing_key):
+            if any(name == queue or name.startswith(f"{queue}.") for name in (exchange, routing_key)):
                 client.hdel("unacked", tag)
                 client.zrem("unacked_index", tag)
     finally:
@@ -405,3 +431,95 @@ def test_a_worker_killed_mid_batch_loses_no_target_and_writes_no_output_twice(
     assert {target.action_key: target.output_digest for target in targets} == dict(cache_rows)
     assert sorted(evidence) == sorted((target.action_key, target.id) for target in targets)
     assert output_rows == digests
+
+
+def test_a_worker_of_another_core_leaves_a_job_to_a_worker_of_its_planned_core(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    other = celery_farm.start_worker(core="0.0.0+older-release")
+    planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
+    run_id = planned["run_id"]
+    time.sleep(3)  # the other core's worker is up and would have taken a job of its queue by now
+    assert celery_farm.counts(run_id) == {"queued": 11}, celery_farm.describe(run_id)
+    assert {job.state for job in celery_farm.jobs(run_id)} == {"queued"}
+
+    celery_farm.start_worker()
+    wait_until(
+        lambda: not {job.state for job in celery_farm.jobs(run_id)} & OPEN_JOB_STATES,
+        "every job of the run to finish on the matching worker",
+        check=celery_farm.check_workers_alive,
+        describe=lambda: celery_farm.describe(run_id),
+    )
+    assert celery_farm.counts(run_id) == {"succeeded": 11}, celery_farm.describe(run_id)
+    assert not [t.error_code for t in celery_farm.targets(run_id) if t.error_code]
+    assert other.poll() is None, "the other core's worker must not have died"
+    assert "Task farm.render_job[" not in celery_farm.worker_log(0), "the other core's worker got a job"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """Samples of the farm's metrics from a real /metrics endpoint, by name and labels."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()) if k != "le")
+            if sample.name.startswith("farm_") and "le" not in sample.labels:
+                samples[f"{sample.name}{{{labels}}}"] = sample.value
+    return samples
+
+
+def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    port = _free_port()
+    celery_farm.start_farm_worker("--metrics-port", str(port), env={"FARM_LOG_FORMAT": "json"})
+    wait_until(
+        lambda: _scrape_or_none(port) is not None,
+        "the worker's metrics endpoint",
+        poll=0.2,
+        check=celery_farm.check_workers_alive,
+    )
+    planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
+    run_id = planned["run_id"]
+    wait_until(
+        lambda: not {job.state for job in celery_farm.jobs(run_id)} & OPEN_JOB_STATES,
+        "every job of the run to finish",
+        check=celery_farm.check_workers_alive,
+        describe=lambda: celery_farm.describe(run_id),
+    )
+    samples = _scrape(port)
+    assert samples["farm_jobs{state=succeeded}"] == 4
+    assert samples["farm_jobs{state=queued}"] == 0 and samples["farm_queue_depth{}"] == 0
+    assert samples["farm_render_seconds_count{}"] == 11  # observed in the pool processes
+    assert samples["farm_job_seconds_count{}"] == 4
+    assert samples["farm_render_seconds_sum{}"] > 0
+
+    job_ids = {job.id for job in celery_farm.jobs(run_id)}
+    lines = [json.loads(line) for line in celery_farm.worker_log(0).splitlines() if line.startswith("{")]
+    job_lines = [line for line in lines if line["logger"] == "farm.scheduler.jobs"]
+    assert len(job_lines) == 8, lines  # claimed and finished, per job
+    assert {line["job_id"] for line in job_lines} == job_ids
+    assert {line["run_id"] for line in job_lines} == {run_id}
+    assert all({"time", "level", "message"} <= set(line) for line in lines)
+
+
+def _scrape_or_none(port: int) -> dict[str, float] | None:
+    try:
+        return _scrape(port)
+    except OSError:
+        return None

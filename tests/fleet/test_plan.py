@@ -168,7 +168,7 @@ def test_a_selection_difference_in_two_requests_is_a_profile_selection_change() 
     before = RenderRequest(app=b"a", cluster_profile=b"c").descriptor()
     after = RenderRequest(app=b"a", cluster_profile=b"c", selection="gold").descriptor()
     flags = RenderRequest(app=b"a", cluster_profile=b"c", sets=("replicas=2",)).descriptor()
-    assert [str(c) for c in pv.request_causes(before, after)] == ["profile selection changed"]
+    assert [str(c) for c in pv.request_causes(before, after)] == ["profile selection or declaration changed"]
     assert [str(c) for c in pv.request_causes(before, flags)] == ["namespace/flags changed"]
     assert pv.request_causes(before, before) == []
 

@@ -1,0 +1,1 @@
+"""Qualification of (ClusterProfile, profile value) subjects: descriptor, states, board."""

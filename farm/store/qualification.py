@@ -1,0 +1,206 @@
+"""Every SQL statement of qualification: subjects, evidence, runs, the event log, the beat claim.
+
+The stored state of a subject is a cache: ``refresh_state`` derives it from the records (pure,
+``farm.qualification.states.derive_state``) and, when it changed, updates the subject row and
+appends one ``QualificationEvent``. ``recompute`` derives it again without touching anything,
+so a caller (and a test) can check that stored == recomputed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from farm.evidence.qualification import Qualification
+from farm.qualification.states import UNQUALIFIED, Derived, EvidenceRecord, RunRecord, Today, derive_state
+from farm.store.models import (
+    QualificationEvent,
+    QualificationEvidence,
+    QualificationRun,
+    QualificationSubject,
+)
+
+
+def ensure_subject(session: Session, cluster: str, selection: str, now: datetime) -> QualificationSubject:
+    """The subject row, created ``unqualified`` the first time it is seen."""
+    subject = session.scalar(
+        select(QualificationSubject).where(
+            QualificationSubject.cluster_profile == cluster, QualificationSubject.selection == selection
+        )
+    )
+    if subject is None:
+        subject = QualificationSubject(
+            cluster_profile=cluster, selection=selection, state=UNQUALIFIED, reason="", since=now
+        )
+        session.add(subject)
+        session.flush()
+    return subject
+
+
+def start_run(
+    session: Session, subject: QualificationSubject, digest: str, now: datetime
+) -> QualificationRun:
+    run = QualificationRun(subject_id=subject.id, subject_digest=digest, state="running", created_at=now)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def finish_run(session: Session, run_id: int, state: str) -> None:
+    if state not in ("passed", "failed", "errored"):
+        raise ValueError(f"qualification run state {state!r} is not passed, failed or errored")
+    session.execute(update(QualificationRun).where(QualificationRun.id == run_id).values(state=state))
+
+
+def record_evidence(
+    session: Session,
+    subject: QualificationSubject,
+    qualification: Qualification,
+    *,
+    envelope_digest: str,
+    signer_keyid: str,
+    core_version: str,
+    owned_paths_digest: str,
+    attested_at: datetime,
+) -> QualificationEvidence:
+    """Add one evidence row (never updated); the envelope blob must already be stored."""
+    row = QualificationEvidence(
+        subject_id=subject.id,
+        subject_digest=qualification.subject_digest,
+        descriptor_identity=qualification.descriptor_identity,
+        run_id=qualification.run_id,
+        envelope_digest=envelope_digest,
+        signer_keyid=signer_keyid,
+        core_version=core_version,
+        owned_paths_digest=owned_paths_digest,
+        attested_at=attested_at,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def recompute(
+    session: Session,
+    subject: QualificationSubject,
+    today: Today,
+    trusted_keyids: frozenset[str],
+    now: datetime,
+    max_age: timedelta,
+) -> tuple[Derived, int | None]:
+    """The state derived from the records, and the id of the current evidence row."""
+    rows = session.scalars(
+        select(QualificationEvidence)
+        .where(QualificationEvidence.subject_id == subject.id)
+        .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
+    ).all()
+    runs = session.scalars(
+        select(QualificationRun)
+        .where(QualificationRun.subject_id == subject.id)
+        .order_by(QualificationRun.id)
+    ).all()
+    evidence = [_evidence_record(subject, row) for row in rows]
+    derived = derive_state(
+        subject.selection,
+        today,
+        evidence,
+        [RunRecord(run.subject_digest, run.state) for run in runs],
+        trusted_keyids,
+        now,
+        max_age,
+    )
+    evidence_id = rows[derived.current_evidence].id if derived.current_evidence is not None else None
+    return derived, evidence_id
+
+
+def refresh_state(
+    session: Session,
+    subject: QualificationSubject,
+    today: Today,
+    trusted_keyids: frozenset[str],
+    now: datetime,
+    max_age: timedelta,
+    cause: str,
+) -> bool:
+    """Store the derived state; append an event when state or reason changed. True if it changed."""
+    derived, evidence_id = recompute(session, subject, today, trusted_keyids, now, max_age)
+    changed = (derived.state, derived.reason) != (subject.state, subject.reason)
+    if changed:
+        session.add(
+            QualificationEvent(
+                subject_id=subject.id,
+                from_state=subject.state,
+                to_state=derived.state,
+                reason=derived.reason,
+                cause=cause,
+                at=now,
+            )
+        )
+        subject.state, subject.reason, subject.since = derived.state, derived.reason, now
+    subject.current_evidence_id = evidence_id
+    session.flush()
+    return changed
+
+
+def events(session: Session, subject: QualificationSubject) -> list[QualificationEvent]:
+    return list(
+        session.scalars(
+            select(QualificationEvent)
+            .where(QualificationEvent.subject_id == subject.id)
+            .order_by(QualificationEvent.id)
+        )
+    )
+
+
+def claim_for_enqueue(session: Session, subject_id: int, now: datetime, lease: timedelta) -> bool:
+    """Claim a subject for one enqueue: a conditional UPDATE, so of two beats only one wins."""
+    result = session.execute(
+        update(QualificationSubject)
+        .where(
+            QualificationSubject.id == subject_id,
+            or_(QualificationSubject.claimed_until.is_(None), QualificationSubject.claimed_until < now),
+        )
+        .values(claimed_until=now + lease)
+    )
+    return result.rowcount == 1
+
+
+def subjects(session: Session) -> list[QualificationSubject]:
+    return list(
+        session.scalars(
+            select(QualificationSubject).order_by(
+                QualificationSubject.cluster_profile, QualificationSubject.selection
+            )
+        )
+    )
+
+
+def _evidence_record(subject: QualificationSubject, row: QualificationEvidence) -> EvidenceRecord:
+    qualification = Qualification(
+        cluster=subject.cluster_profile,
+        selection=subject.selection,
+        subject_digest=row.subject_digest,
+        descriptor_identity=row.descriptor_identity,
+        run_id=row.run_id,
+        outputs=(),
+    )
+    return EvidenceRecord(
+        qualification, _aware(row.attested_at), row.signer_keyid, row.core_version, row.owned_paths_digest
+    )
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite gives back naive datetimes; every stored time is UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def all_evidence(session: Session) -> list[tuple[QualificationEvidence, QualificationSubject]]:
+    """Every qualification evidence row with its subject, oldest first."""
+    rows = session.execute(
+        select(QualificationEvidence, QualificationSubject)
+        .join(QualificationSubject, QualificationSubject.id == QualificationEvidence.subject_id)
+        .order_by(QualificationEvidence.id)
+    ).all()
+    return [(evidence, subject) for evidence, subject in rows]

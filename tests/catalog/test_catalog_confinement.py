@@ -1,0 +1,92 @@
+"""A catalog reads only itself: symlinks, FIFOs, devices, folders where a file goes, oversized
+files and paths leaving the catalog are refused with one error naming the file, never followed,
+never hanging; one hostile file fails only its own application or cluster."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from farm.catalog import CatalogError, load_catalog, loader
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    target = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, target)
+    (tmp_path / "secret.yaml").write_text("password: hunter2\n")
+    return target
+
+
+def _problems(root: Path) -> dict[str, str]:
+    return {problem.file: problem.message for problem in load_catalog(root).problems}
+
+
+def _good_apps(root: Path) -> set[str]:
+    return {a.name for a in load_catalog(root).applications if a.problem is None}
+
+
+def test_a_symlinked_app_yaml_fails_its_application_only(catalog: Path) -> None:
+    app_yaml = catalog / "applications" / "greeter" / "app.yaml"
+    app_yaml.unlink()
+    app_yaml.symlink_to(catalog.parent / "secret.yaml")
+    problems = _problems(catalog)
+    assert "symbolic link" in problems["applications/greeter/app.yaml"]
+    assert "storefront" in _good_apps(catalog)
+    assert all(b"hunter2" not in a.app_yaml for a in load_catalog(catalog).applications)
+
+
+def test_a_symlinked_application_folder_is_refused(catalog: Path) -> None:
+    (catalog / "applications" / "stolen").symlink_to(catalog / "applications" / "greeter")
+    assert "symbolic link" in _problems(catalog)["applications/stolen"]
+
+
+def test_a_symlinked_cluster_file_fails_its_cluster_only(catalog: Path) -> None:
+    (catalog / "clusters" / "prod-evil.yaml").symlink_to(catalog.parent / "secret.yaml")
+    snapshot = load_catalog(catalog)
+    assert "symbolic link" in _problems(catalog)["clusters/prod-evil.yaml"]
+    assert {c.name for c in snapshot.clusters if c.problem is None} >= {"prod-nginx", "prod-gateway"}
+
+
+def test_a_dangling_symlinked_values_file_fails_its_application(catalog: Path) -> None:
+    folder = next(p for p in (catalog / "applications").iterdir() if (p / "kurel.yaml").exists())
+    (folder / "values.yaml").unlink(missing_ok=True)
+    (folder / "values.yaml").symlink_to(catalog.parent / "nowhere.yaml")
+    assert "symbolic link" in _problems(catalog)[f"applications/{folder.name}/values.yaml"]
+
+
+def test_a_fifo_where_app_yaml_goes_is_refused_without_hanging(catalog: Path) -> None:
+    app_yaml = catalog / "applications" / "greeter" / "app.yaml"
+    app_yaml.unlink()
+    os.mkfifo(app_yaml)
+    assert "not a regular file" in _problems(catalog)["applications/greeter/app.yaml"]
+
+
+def test_a_directory_where_a_cluster_file_goes_is_refused(catalog: Path) -> None:
+    (catalog / "clusters" / "prod-dir.yaml").mkdir()
+    assert "not a regular file" in _problems(catalog)["clusters/prod-dir.yaml"]
+
+
+def test_a_file_over_the_size_limit_is_refused(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "MAX_FILE_BYTES", 4000)
+    (catalog / "applications" / "greeter" / "app.yaml").write_text("# " + "x" * 5000 + "\n")
+    problems = _problems(catalog)
+    assert "over the 4000-byte limit" in problems["applications/greeter/app.yaml"]
+    assert "storefront" in _good_apps(catalog)
+
+
+@pytest.mark.parametrize("field", ["applications", "clusters"])
+@pytest.mark.parametrize("path", ["../../etc", "/etc"])
+def test_a_spec_path_leaving_the_catalog_stops_the_load_naming_the_field(
+    catalog: Path, field: str, path: str
+) -> None:
+    fleet = catalog / "fleet.yaml"
+    fleet.write_text(fleet.read_text().replace(f"  {field}: {field}", f"  {field}: {path}"))
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(catalog)
+    assert f"fleet.yaml: spec.{field}: {path!r} must be a folder inside the catalog" in str(raised.value)

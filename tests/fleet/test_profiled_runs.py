@@ -1,0 +1,109 @@
+"""A fleet run with profiled targets on the local job path: the selection renders, the lock holds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from farm.scheduler.jobs import run_job
+from farm.scheduler.progress import run_summary
+from farm.scheduler.service import plan_catalog
+from farm.store.db import session_scope
+from farm.store.runs import targets_of_run
+
+from .conftest import FleetEnv
+
+EXAMPLE = Path(__file__).parents[2] / "examples/fleet"
+
+
+def _run(env: FleetEnv, root: Path) -> dict:
+    _, planned = plan_catalog(env.storage, root)
+    for job_id, key in planned.queued:
+        run_job(env.storage, env.signer, job_id, worker="w1", expected_batch_key=key)
+    with session_scope(env.storage.sessions) as session:
+        targets = {(t.application, t.cluster_profile): t for t in targets_of_run(session, planned.run_id)}
+        return {"summary": run_summary(env.storage, planned.run_id), "targets": targets}
+
+
+def test_the_example_fleet_renders_its_profiled_targets_under_their_selection(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    result = _run(fleet_env, root)
+    assert result["summary"].state == "completed"
+    outputs = fleet_env.storage.objects
+    internal = result["targets"][("catalog-api", "prod-nginx")]
+    assert b"ingressClassName: nginx-internal" in outputs.get(internal.output_digest)
+
+
+def test_an_application_overriding_an_owned_path_fails_its_target_with_a_lock_divergence(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    app = root / "applications" / "storefront" / "app.yaml"
+    text = app.read_text()
+    assert 'hostnames: ["shop.example.com"]' in text
+    app.write_text(
+        text.replace(
+            'hostnames: ["shop.example.com"]',
+            'hostnames: ["shop.example.com"]\n            ingressClassName: traefik',
+        )
+    )
+    result = _run(fleet_env, root)
+    failed = result["targets"][("storefront", "prod-nginx")]
+    assert failed.state == "failed" and failed.error_code == "profile.lock_divergence"
+    assert "expose" in failed.error_message and "ingressClassName" in failed.error_message
+    assert failed.output_digest is None
+    assert result["targets"][("storefront", "prod-gateway")].state == "succeeded"  # unprofiled: no lock
+    assert result["targets"][("catalog-api", "prod-nginx")].state == "succeeded"
+
+
+def test_a_write_equal_to_the_owned_value_passes_the_lock(fleet_env: FleetEnv, tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    app = root / "applications" / "storefront" / "app.yaml"
+    app.write_text(
+        app.read_text().replace(
+            'hostnames: ["shop.example.com"]',
+            'hostnames: ["shop.example.com"]\n            ingressClassName: nginx',
+        )
+    )
+    result = _run(fleet_env, root)
+    assert result["targets"][("storefront", "prod-nginx")].state == "succeeded"
+
+
+def _plan_causes(env: FleetEnv, root: Path) -> dict[tuple[str, str], list[str]]:
+    from farm.catalog import load_catalog
+    from farm.scheduler import preview as pv
+
+    snapshot = load_catalog(root)
+    run_id = pv.latest_run_of_fleet(env.storage, snapshot.name)
+    baseline = pv.run_baseline(env.storage, run_id) if run_id else None
+    plan = pv.preview(env.storage, snapshot, baseline, source="tests")
+    return {(t.application, t.cluster): [str(c) for c in t.causes] for t in plan.render}
+
+
+def test_plan_names_a_changed_selection_or_declaration_as_the_cause(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    _run(fleet_env, root)
+    fleet = root / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace("profile: ingress-class=internal", "profile: ingress-class=public")
+    )
+    causes = _plan_causes(fleet_env, root)
+    assert causes == {
+        ("catalog-api", "prod-nginx"): ["profile selection or declaration changed"],
+        ("orders-worker", "prod-nginx"): ["profile selection or declaration changed"],
+    }
+    declaration = root / "profiles" / "prod-nginx-ingress.yaml"
+    declaration.write_text(
+        declaration.read_text().replace("ingressClassName: nginx}", "ingressClassName: nginx-public}")
+    )
+    causes = _plan_causes(fleet_env, root)
+    assert causes and all(cluster == "prod-nginx" for _, cluster in causes)
+    assert all(c == ["profile selection or declaration changed"] for c in causes.values())
