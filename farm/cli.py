@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "worker": "workers",
     "beat": "workers",
     "reconcile": "workers",
+    "serve": "serve",
 }
 
 Command = TyperCommand | TyperGroup

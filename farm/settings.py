@@ -72,6 +72,8 @@ class FarmSettings(BaseSettings):
     celery_queue: str = "farm"
     executor: Literal["local", "celery"] = "local"
     batch_size: int = Field(default=50, ge=1, le=10_000)
+    api_token: str | None = None
+    api_read_requires_token: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,50 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from farm.api.routers import outputs, runs
+from farm.api.security import require_read_token
+from farm.api.strict import refuse_unknown_query
+from farm.store.context import Storage
+
+ROUTERS = (runs.router, outputs.router)
+
+
+def _error(status: int, detail: object) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": {"status": status, "detail": detail}})
+
+
+def create_app(
+    storage: Storage,
+    catalogs: dict[str, Path] | None = None,
+    token: str | None = None,
+    *,
+    read_requires_token: bool = False,
+) -> FastAPI:
+    """The farm's API over ``storage``; ``catalogs`` maps a fleet name to the folder it is read from."""
+    app = FastAPI(title="farm", dependencies=[Depends(refuse_unknown_query), Depends(require_read_token)])
+    app.state.storage = storage
+    app.state.catalogs = dict(catalogs or {})
+    app.state.token = token
+    app.state.read_requires_token = read_requires_token
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(
+            422, [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        )
+
+    for router in ROUTERS:
+        app.include_router(router, prefix="/api")
+    return app
