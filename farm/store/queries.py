@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from farm.store.models import FleetRun
+from farm.store.models import FleetRun, RenderOutput
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -23,3 +23,8 @@ def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None =
         )
     statement = statement.order_by(FleetRun.created_at.desc(), FleetRun.id.desc()).limit(limit)
     return list(session.scalars(statement))
+
+
+def output_known(session: Session, digest: str) -> bool:
+    """Whether ``digest`` is a recorded render output (the API never serves other blobs by digest)."""
+    return session.get(RenderOutput, digest) is not None

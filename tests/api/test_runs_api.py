@@ -3,6 +3,7 @@ from __future__ import annotations
 import time
 
 from fastapi.testclient import TestClient
+from fleet.conftest import make_catalog
 
 from api.conftest import TOKEN, FinishedRun
 from farm.api import create_app
@@ -123,3 +124,32 @@ def test_the_latest_output_of_a_target_is_its_yaml(client: TestClient) -> None:
 
 def test_the_openapi_spec_is_published(client: TestClient) -> None:
     assert "/api/runs" in client.get("/openapi.json").json()["paths"]
+
+
+def test_an_output_is_served_by_its_digest_and_unknown_digests_are_404(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    target = client.get(
+        f"/api/runs/{finished_run.run_id}/targets", params={"application": "app-0", "cluster": "cluster-a"}
+    ).json()[0]
+    response = client.get(f"/api/outputs/{target['output_digest']}")
+    assert response.status_code == 200 and "kind: Deployment" in response.text
+    assert client.get("/api/outputs/sha256:" + "0" * 64).status_code == 404
+
+
+def test_the_diff_of_a_target_between_two_runs_shows_changed_lines(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    make_catalog(finished_run.catalog_root, apps=0).write_app("app-0", image="ghcr.io/example/app:v2.0.0")
+    run_b = client.post(
+        "/api/runs", json={"catalog": "test-fleet"}, headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()["run_id"]
+    deadline = time.monotonic() + 60
+    while client.get(f"/api/runs/{run_b}").json()["done"] < 6 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    diff = client.get(f"/api/runs/{finished_run.run_id}/diff/{run_b}/targets/app-0/cluster-a")
+    assert diff.status_code == 200
+    lines = diff.text.splitlines()
+    assert any(line.startswith("-") and "app:v1.0.0" in line for line in lines)
+    assert any(line.startswith("+") and "app:v2.0.0" in line for line in lines)
+    assert client.get(f"/api/runs/{finished_run.run_id}/diff/nope/targets/app-0/cluster-a").status_code == 404

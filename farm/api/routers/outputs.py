@@ -5,7 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
-from farm.scheduler.service import latest_output
+from farm.scheduler.service import latest_output, unified_output_diff
+from farm.store.db import read_scope
+from farm.store.queries import output_known
 
 router = APIRouter(tags=["outputs"])
 
@@ -17,3 +19,24 @@ def target_latest_output(request: Request, application: str, cluster: str) -> Re
     except LookupError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
     return Response(content, media_type="application/yaml")
+
+
+@router.get("/outputs/{digest}")
+def output_by_digest(request: Request, digest: str) -> Response:
+    """Any stored output by its content digest (``sha256:<hex>``)."""
+    storage = request.app.state.storage
+    with read_scope(storage.sessions) as session:
+        known = output_known(session, digest)
+    if not known:
+        raise HTTPException(status_code=404, detail=f"no output {digest}")
+    return Response(storage.objects.get(digest), media_type="application/yaml")
+
+
+@router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")
+def target_output_diff(request: Request, run_a: str, run_b: str, application: str, cluster: str) -> Response:
+    """The unified diff of one target's output between two runs (what ``farm diff -u`` prints)."""
+    try:
+        text = unified_output_diff(request.app.state.storage, run_a, run_b, (application, cluster))
+    except (LookupError, KeyError) as exc:
+        raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from None
+    return Response(text, media_type="text/x-diff")
