@@ -6,15 +6,18 @@ from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from farm.api.routers import outputs, runs
+from farm.api.routers import outputs, pages, runs
 from farm.api.security import require_read_token
 from farm.api.strict import refuse_unknown_query
 from farm.store.context import Storage
 
 ROUTERS = (runs.router, outputs.router)
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _error(status: int, detail: object) -> JSONResponse:
@@ -36,7 +39,12 @@ def create_app(
     app.state.read_requires_token = read_requires_token
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
+            context = {"status": exc.status_code, "detail": exc.detail}
+            return pages.TEMPLATES.TemplateResponse(
+                request, "error.html", context, status_code=exc.status_code
+            )
         return _error(exc.status_code, exc.detail)
 
     @app.exception_handler(RequestValidationError)
@@ -47,4 +55,7 @@ def create_app(
 
     for router in ROUTERS:
         app.include_router(router, prefix="/api")
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.mount("/metrics", make_asgi_app())
     return app

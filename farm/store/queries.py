@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from farm.store.models import FleetRun, RenderOutput
+from farm.store.models import FleetRun, RenderOutput, RenderTarget
+from farm.store.runs import TargetRow
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -28,3 +29,38 @@ def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None =
 def output_known(session: Session, digest: str) -> bool:
     """Whether ``digest`` is a recorded render output (the API never serves other blobs by digest)."""
     return session.get(RenderOutput, digest) is not None
+
+
+def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | None:
+    """One target of a run by its id, or None."""
+    statement = select(
+        RenderTarget.application,
+        RenderTarget.cluster_profile,
+        RenderTarget.selection,
+        RenderTarget.state,
+        RenderTarget.output_digest,
+        RenderTarget.error_code,
+        RenderTarget.error_message,
+        RenderTarget.action_key,
+        RenderTarget.request_digest,
+        RenderTarget.id,
+        RenderTarget.job_id,
+    ).where(RenderTarget.run_id == run_id, RenderTarget.id == target_id)
+    row = session.execute(statement).first()
+    return TargetRow(*row) if row else None
+
+
+def previous_run_of_target(session: Session, run_id: str, application: str, cluster: str) -> str | None:
+    """The newest run before ``run_id`` that rendered (application, cluster)."""
+    created_at = select(FleetRun.created_at).where(FleetRun.id == run_id).scalar_subquery()
+    return session.scalar(
+        select(RenderTarget.run_id)
+        .join(FleetRun, FleetRun.id == RenderTarget.run_id)
+        .where(
+            RenderTarget.application == application,
+            RenderTarget.cluster_profile == cluster,
+            FleetRun.created_at < created_at,
+        )
+        .order_by(FleetRun.created_at.desc())
+        .limit(1)
+    )
