@@ -64,3 +64,35 @@ def previous_run_of_target(session: Session, run_id: str, application: str, clus
         .order_by(FleetRun.created_at.desc())
         .limit(1)
     )
+
+
+def target_history(
+    session: Session, application: str, cluster: str, limit: int
+) -> list[tuple[FleetRun, TargetRow]]:
+    """The results of one (application, cluster) across runs, newest run first."""
+    statement = (
+        select(FleetRun, RenderTarget)
+        .join(RenderTarget, RenderTarget.run_id == FleetRun.id)
+        .where(RenderTarget.application == application, RenderTarget.cluster_profile == cluster)
+        .order_by(FleetRun.created_at.desc(), FleetRun.id.desc())
+        .limit(limit)
+    )
+    return [
+        (
+            run,
+            TargetRow(
+                t.application,
+                t.cluster_profile,
+                t.selection,
+                t.state,
+                t.output_digest,
+                t.error_code,
+                t.error_message,
+                t.action_key,
+                t.request_digest,
+                t.id,
+                t.job_id,
+            ),
+        )
+        for run, t in session.execute(statement)
+    ]

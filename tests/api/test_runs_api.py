@@ -153,3 +153,13 @@ def test_the_diff_of_a_target_between_two_runs_shows_changed_lines(
     assert any(line.startswith("-") and "app:v1.0.0" in line for line in lines)
     assert any(line.startswith("+") and "app:v2.0.0" in line for line in lines)
     assert client.get(f"/api/runs/{finished_run.run_id}/diff/nope/targets/app-0/cluster-a").status_code == 404
+
+
+def test_a_targets_history_lists_its_results_newest_run_first(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    history = client.get("/api/targets/app-2/cluster-a/history").json()
+    assert [(item["run_id"], item["state"]) for item in history] == [(finished_run.run_id, "failed")]
+    assert history[0]["error_code"]
+    assert client.get("/api/targets/app-9/cluster-a/history").status_code == 404
+    assert client.get("/api/targets/app-2/cluster-a/history", params={"limt": 1}).status_code == 422

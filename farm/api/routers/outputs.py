@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 from farm.scheduler.service import latest_output, unified_output_diff
 from farm.store.db import read_scope
-from farm.store.queries import output_known
+from farm.store.queries import output_known, target_history
 
 router = APIRouter(tags=["outputs"])
 
@@ -40,3 +44,36 @@ def target_output_diff(request: Request, run_a: str, run_b: str, application: st
     except (LookupError, KeyError) as exc:
         raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from None
     return Response(text, media_type="text/x-diff")
+
+
+class HistoryItem(BaseModel):
+    run_id: str
+    run_created_at: datetime
+    target_id: str
+    state: str
+    output_digest: str | None
+    error_code: str | None
+    error_message: str | None
+
+
+@router.get("/targets/{application}/{cluster}/history")
+def history_of_target(
+    request: Request, application: str, cluster: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> list[HistoryItem]:
+    """One target's results across runs, newest first; 404 when no run ever had it."""
+    with read_scope(request.app.state.storage.sessions) as session:
+        rows = target_history(session, application, cluster, limit)
+    if not rows:
+        raise HTTPException(status_code=404, detail=f"no run has target {application}/{cluster}")
+    return [
+        HistoryItem(
+            run_id=run.id,
+            run_created_at=run.created_at,
+            target_id=t.target_id,
+            state=t.state,
+            output_digest=t.output_digest,
+            error_code=t.error_code,
+            error_message=t.error_message,
+        )
+        for run, t in rows
+    ]
