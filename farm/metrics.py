@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from farm.store.context import Storage
@@ -65,6 +65,22 @@ def register_collector(storage: Storage, registry: CollectorRegistry = REGISTRY)
     collector = DatabaseCollector(storage)
     registry.register(collector)
     return collector
+
+
+class _ProcessMetrics:
+    """The default registry's metrics (this process's histograms and counters), as one collector."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from REGISTRY.collect()
+
+
+def metrics_registry(storage: Storage) -> CollectorRegistry:
+    """A registry for one server: this process's metrics plus the database gauges of ``storage``
+    (its own registry, so several apps in one process never register a collector twice)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_ProcessMetrics())
+    register_collector(storage, registry)
+    return registry
 
 
 def count_cache_lookups(hits: int, misses: int) -> None:

@@ -83,6 +83,8 @@ class FarmSettings(BaseSettings):
     qualification_max_age_days: int = Field(default=30, ge=1)
     # the catalog folder the scheduled re-qualification reads (FARM_QUALIFICATION_CATALOG)
     qualification_catalog: Path | None = None
+    api_token: str | None = None
+    api_read_requires_token: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,62 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import make_asgi_app
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from farm.api.routers import outputs, pages, runs
+from farm.api.security import require_read_token
+from farm.api.strict import refuse_unknown_query
+from farm.metrics import metrics_registry
+from farm.store.context import Storage
+
+ROUTERS = (runs.router, outputs.router)
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def _error(status: int, detail: object) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": {"status": status, "detail": detail}})
+
+
+def create_app(
+    storage: Storage,
+    catalogs: dict[str, Path] | None = None,
+    token: str | None = None,
+    *,
+    read_requires_token: bool = False,
+) -> FastAPI:
+    """The farm's API over ``storage``; ``catalogs`` maps a fleet name to the folder it is read from."""
+    app = FastAPI(title="farm", dependencies=[Depends(refuse_unknown_query), Depends(require_read_token)])
+    app.state.storage = storage
+    app.state.catalogs = dict(catalogs or {})
+    app.state.token = token
+    app.state.read_requires_token = read_requires_token
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
+            context = {"status": exc.status_code, "detail": exc.detail}
+            return pages.TEMPLATES.TemplateResponse(
+                request, "error.html", context, status_code=exc.status_code
+            )
+        return _error(exc.status_code, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(
+            422, [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        )
+
+    for router in ROUTERS:
+        app.include_router(router, prefix="/api")
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
+    return app

@@ -1,0 +1,79 @@
+"""Outputs: the latest output of a target, any output by digest."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from farm.scheduler.service import latest_output, unified_output_diff
+from farm.store.db import read_scope
+from farm.store.queries import output_known, target_history
+
+router = APIRouter(tags=["outputs"])
+
+
+@router.get("/targets/{application}/{cluster}/output")
+def target_latest_output(request: Request, application: str, cluster: str) -> Response:
+    try:
+        content = latest_output(request.app.state.storage, application, cluster)
+    except LookupError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    return Response(content, media_type="application/yaml")
+
+
+@router.get("/outputs/{digest}")
+def output_by_digest(request: Request, digest: str) -> Response:
+    """Any stored output by its content digest (``sha256:<hex>``)."""
+    storage = request.app.state.storage
+    with read_scope(storage.sessions) as session:
+        known = output_known(session, digest)
+    if not known:
+        raise HTTPException(status_code=404, detail=f"no output {digest}")
+    return Response(storage.objects.get(digest), media_type="application/yaml")
+
+
+@router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")
+def target_output_diff(request: Request, run_a: str, run_b: str, application: str, cluster: str) -> Response:
+    """The unified diff of one target's output between two runs (what ``farm diff -u`` prints)."""
+    try:
+        text = unified_output_diff(request.app.state.storage, run_a, run_b, (application, cluster))
+    except (LookupError, KeyError) as exc:
+        raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from None
+    return Response(text, media_type="text/x-diff")
+
+
+class HistoryItem(BaseModel):
+    run_id: str
+    run_created_at: datetime
+    target_id: str
+    state: str
+    output_digest: str | None
+    error_code: str | None
+    error_message: str | None
+
+
+@router.get("/targets/{application}/{cluster}/history")
+def history_of_target(
+    request: Request, application: str, cluster: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> list[HistoryItem]:
+    """One target's results across runs, newest first; 404 when no run ever had it."""
+    with read_scope(request.app.state.storage.sessions) as session:
+        rows = target_history(session, application, cluster, limit)
+    if not rows:
+        raise HTTPException(status_code=404, detail=f"no run has target {application}/{cluster}")
+    return [
+        HistoryItem(
+            run_id=run.id,
+            run_created_at=run.created_at,
+            target_id=t.target_id,
+            state=t.state,
+            output_digest=t.output_digest,
+            error_code=t.error_code,
+            error_message=t.error_message,
+        )
+        for run, t in rows
+    ]

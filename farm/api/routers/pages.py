@@ -1,0 +1,136 @@
+"""The web dashboard: server-rendered pages over the same queries as the JSON API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import DiffLexer, YamlLexer
+
+from farm.scheduler.progress import run_summary
+from farm.scheduler.service import unified_output_diff
+from farm.store.db import read_scope
+from farm.store.models import JobState
+from farm.store.queries import output_known, previous_run_of_target, runs_page, target_of_run
+from farm.store.runs import TargetFilter, targets_of_run
+
+TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
+FORMATTER = HtmlFormatter(noclasses=True, style="default")
+
+router = APIRouter(include_in_schema=False)
+
+
+def _yaml(text: str) -> str:
+    return highlight(text, YamlLexer(), FORMATTER)
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
+    from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor
+
+    storage = request.app.state.storage
+    after = _decode_cursor(cursor) if cursor else None
+    with read_scope(storage.sessions) as session:
+        rows = runs_page(session, 21, after)
+    runs = []
+    for run in rows[:20]:
+        summary = run_summary(storage, run.id)
+        runs.append(
+            {
+                "id": run.id,
+                "created_at": run.created_at,
+                "state": summary.state,
+                "total": summary.total,
+                "done": summary.done,
+                "failed": summary.failed,
+            }
+        )
+    next_cursor = None
+    if len(rows) > 20:
+        last = rows[19]
+        next_cursor = _encode_cursor(
+            RunItem(
+                id=last.id,
+                state=last.state,
+                snapshot=last.snapshot_digest,
+                trigger=last.trigger,
+                created_at=last.created_at,
+                finished_at=last.finished_at,
+            )
+        )
+    return TEMPLATES.TemplateResponse(request, "runs.html", {"runs": runs, "next_cursor": next_cursor})
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(
+    request: Request,
+    run_id: str,
+    state: Annotated[str | None, Query()] = None,
+    application: str | None = None,
+    cluster: str | None = None,
+) -> HTMLResponse:
+    storage = request.app.state.storage
+    try:
+        summary = run_summary(storage, run_id)
+    except LookupError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    where = TargetFilter(
+        states=(state,) if state else (), application=application or None, cluster_profile=cluster or None
+    )
+    with read_scope(storage.sessions) as session:
+        rows = targets_of_run(session, run_id, where)
+    grid = {(row.application, row.cluster_profile): row for row in rows}
+    context = {
+        "run": {
+            "id": run_id,
+            "state": summary.state,
+            "total": summary.total,
+            "done": summary.done,
+            "failed": summary.failed,
+        },
+        "applications": sorted({row.application for row in rows}),
+        "clusters": sorted({row.cluster_profile for row in rows}),
+        "grid": grid,
+        "states": [s.value for s in JobState],
+        "chosen": {"state": state, "application": application, "cluster": cluster},
+    }
+    return TEMPLATES.TemplateResponse(request, "run.html", context)
+
+
+@router.get("/runs/{run_id}/targets/{target_id}", response_class=HTMLResponse)
+def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
+    storage = request.app.state.storage
+    with read_scope(storage.sessions) as session:
+        target = target_of_run(session, run_id, target_id)
+        if target is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} has no target {target_id}")
+        previous = previous_run_of_target(session, run_id, target.application, target.cluster_profile)
+    highlighted = _yaml(storage.objects.get(target.output_digest).decode()) if target.output_digest else None
+    diff = None
+    if previous is not None:
+        text = unified_output_diff(storage, previous, run_id, (target.application, target.cluster_profile))
+        diff = highlight(text, DiffLexer(), FORMATTER) if text else None
+    context = {
+        "t": target,
+        "run_id": run_id,
+        "highlighted": highlighted,
+        "previous_run": previous,
+        "diff": diff,
+    }
+    return TEMPLATES.TemplateResponse(request, "target.html", context)
+
+
+@router.get("/outputs/{digest}", response_class=HTMLResponse)
+def output_page(request: Request, digest: str) -> HTMLResponse:
+    storage = request.app.state.storage
+    with read_scope(storage.sessions) as session:
+        if not output_known(session, digest):
+            raise HTTPException(status_code=404, detail=f"no output {digest}")
+    content = storage.objects.get(digest)
+    context = {"digest": digest, "size": len(content), "highlighted": _yaml(content.decode())}
+    return TEMPLATES.TemplateResponse(request, "output.html", context)

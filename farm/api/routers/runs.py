@@ -1,0 +1,179 @@
+"""Runs: list (cursor paged), one run with progress, its targets (filtered), trigger a run."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import threading
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from pydantic import BaseModel, ConfigDict
+
+from farm.api.security import require_token
+from farm.scheduler.executors import run_local
+from farm.scheduler.progress import run_summary
+from farm.scheduler.service import plan_catalog
+from farm.store.context import Storage
+from farm.store.db import read_scope
+from farm.store.models import FleetRun
+from farm.store.queries import runs_page
+from farm.store.runs import TargetFilter, targets_of_run
+
+router = APIRouter(tags=["runs"])
+
+
+class RunItem(BaseModel):
+    id: str
+    state: str
+    snapshot: str
+    trigger: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class RunsPage(BaseModel):
+    runs: list[RunItem]
+    next_cursor: str | None
+
+
+class RunDetail(BaseModel):
+    id: str
+    state: str
+    snapshot: str
+    counts: dict[str, int]
+    total: int
+    done: int
+    failed: int
+
+
+class TargetItem(BaseModel):
+    id: str
+    application: str
+    cluster: str
+    selection: str
+    state: str
+    output_digest: str | None
+    error_code: str | None
+    error_message: str | None
+
+
+class TriggerBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    catalog: str
+
+
+class Triggered(BaseModel):
+    run_id: str
+    queued_jobs: int
+
+
+def _storage(request: Request) -> Storage:
+    return request.app.state.storage
+
+
+def _encode_cursor(run: RunItem) -> str:
+    return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        created, _, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+        return datetime.fromisoformat(created), run_id
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise HTTPException(
+            status_code=422, detail=[{"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}]
+        ) from None
+
+
+@router.get("/runs")
+def list_runs(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
+    cursor: str | None = None,
+) -> RunsPage:
+    after = _decode_cursor(cursor) if cursor else None
+    with read_scope(_storage(request).sessions) as session:
+        rows = runs_page(session, limit + 1, after)
+    items = [
+        RunItem(
+            id=r.id,
+            state=r.state,
+            snapshot=r.snapshot_digest,
+            trigger=r.trigger,
+            created_at=r.created_at,
+            finished_at=r.finished_at,
+        )
+        for r in rows[:limit]
+    ]
+    return RunsPage(runs=items, next_cursor=_encode_cursor(items[-1]) if len(rows) > limit else None)
+
+
+@router.get("/runs/{run_id}")
+def get_run(request: Request, run_id: str) -> RunDetail:
+    try:
+        summary = run_summary(_storage(request), run_id)
+    except LookupError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    return RunDetail(
+        id=summary.run_id,
+        state=summary.state,
+        snapshot=summary.snapshot_digest,
+        counts=summary.counts,
+        total=summary.total,
+        done=summary.done,
+        failed=summary.failed,
+    )
+
+
+@router.get("/runs/{run_id}/targets")
+def list_targets(
+    request: Request,
+    run_id: str,
+    state: Annotated[list[str] | None, Query()] = None,
+    error_code: str | None = None,
+    application: str | None = None,
+    cluster: str | None = None,
+    failed: bool = False,
+) -> list[TargetItem]:
+    where = TargetFilter(
+        states=tuple(state or ()),
+        error_code=error_code,
+        application=application,
+        cluster_profile=cluster,
+        failed_only=failed,
+    )
+    storage = _storage(request)
+    with read_scope(storage.sessions) as session:
+        if session.get(FleetRun, run_id) is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
+        rows = targets_of_run(session, run_id, where)
+    return [
+        TargetItem(
+            id=r.target_id,
+            application=r.application,
+            cluster=r.cluster_profile,
+            selection=r.selection,
+            state=r.state,
+            output_digest=r.output_digest,
+            error_code=r.error_code,
+            error_message=r.error_message,
+        )
+        for r in rows
+    ]
+
+
+@router.post("/runs", status_code=202, dependencies=[Depends(require_token)])
+def trigger_run(request: Request, body: TriggerBody) -> Triggered:
+    """Plan a run of a configured catalog (named by its fleet name) and execute it in a background
+    thread with the local executor, through the same scheduler service as ``farm run``."""
+    folder = request.app.state.catalogs.get(body.catalog)
+    if folder is None:
+        raise HTTPException(
+            status_code=404, detail=f"catalog {body.catalog!r} is not configured on this server"
+        )
+    storage = _storage(request)
+    _, planned = plan_catalog(storage, folder)
+    threading.Thread(target=run_local, args=(storage.settings, planned.queued), daemon=True).start()
+    return Triggered(run_id=planned.run_id, queued_jobs=len(planned.queued))

@@ -1,0 +1,55 @@
+"""``farm serve``: the JSON API (and dashboard) over the farm's storage, with uvicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True, markup=False)
+
+
+def _catalog_names(folders: list[Path]) -> dict[str, Path]:
+    from farm.catalog import CatalogError, load_catalog
+
+    named: dict[str, Path] = {}
+    for folder in folders:
+        try:
+            snapshot = load_catalog(folder)
+        except CatalogError as exc:
+            err.print(f"Error: --catalog {folder}: {exc.problems[0] if exc.problems else exc}")
+            raise typer.Exit(1) from None
+        named[snapshot.name] = folder.resolve()
+    return named
+
+
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+    catalog: list[Path] = typer.Option(
+        [], "--catalog", help="a catalog runs may be triggered of (repeatable)"
+    ),
+) -> None:
+    """Serve the JSON API over the farm's storage (embedded default: ./.farm/)."""
+    import uvicorn
+
+    from farm.api import create_app
+    from farm.scheduler.service import prepare_database
+    from farm.settings import load_settings
+    from farm.store.context import open_storage
+
+    settings = load_settings()
+    storage = open_storage(settings)
+    prepare_database(storage)
+    app = create_app(
+        storage,
+        _catalog_names(catalog),
+        settings.api_token,
+        read_requires_token=settings.api_read_requires_token,
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_command)

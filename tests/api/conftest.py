@@ -1,0 +1,40 @@
+"""A finished fleet run (one broken application) on SQLite and PostgreSQL, and the API over it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from fleet.conftest import FleetEnv, catalog, fleet_env, make_catalog  # noqa: F401
+
+from farm.api import create_app
+from farm.scheduler.executors import run_local
+from farm.scheduler.service import plan_catalog
+
+TOKEN = "s3cret-token"
+
+
+@dataclass
+class FinishedRun:
+    env: FleetEnv
+    run_id: str
+    catalog_root: Path
+
+
+@pytest.fixture
+def finished_run(fleet_env: FleetEnv, tmp_path: Path) -> FinishedRun:  # noqa: F811
+    built = make_catalog(tmp_path / "catalog", apps=3, clusters=("cluster-a", "cluster-b"))
+    built.break_app("app-2")
+    _, planned = plan_catalog(fleet_env.storage, built.root)
+    run_local(fleet_env.settings, planned.queued, processes=1)
+    return FinishedRun(fleet_env, planned.run_id, built.root)
+
+
+@pytest.fixture
+def client(finished_run: FinishedRun) -> Iterator[TestClient]:
+    app = create_app(finished_run.env.storage, {"test-fleet": finished_run.catalog_root}, TOKEN)
+    with TestClient(app) as test_client:
+        yield test_client

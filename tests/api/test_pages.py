@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from api.conftest import FinishedRun
+
+
+def _failed_target(client: TestClient, run_id: str) -> dict:
+    return client.get(f"/api/runs/{run_id}/targets", params={"state": "failed"}).json()[0]
+
+
+def test_the_runs_page_lists_the_run_with_its_progress(client: TestClient, finished_run: FinishedRun) -> None:
+    page = client.get("/").text
+    assert f'href="/runs/{finished_run.run_id}"' in page
+    assert '<progress data-field="progress" max="6" value="6">' in page
+
+
+def test_the_run_page_is_a_grid_coloured_by_state_with_filters(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    page = client.get(f"/runs/{finished_run.run_id}").text
+    assert page.count('class="cell succeeded"') == 4 and page.count('class="cell failed error"') == 2
+    filtered = client.get(f"/runs/{finished_run.run_id}", params={"state": "failed"}).text
+    assert "cell succeeded" not in filtered and filtered.count("cell failed") == 2
+
+
+def test_a_failed_target_page_shows_its_error(client: TestClient, finished_run: FinishedRun) -> None:
+    target = _failed_target(client, finished_run.run_id)
+    page = client.get(f"/runs/{finished_run.run_id}/targets/{target['id']}").text
+    assert target["error_code"] in page and "error-message" in page
+
+
+def test_an_output_page_highlights_the_yaml(client: TestClient, finished_run: FinishedRun) -> None:
+    target = client.get(
+        f"/api/runs/{finished_run.run_id}/targets", params={"application": "app-0", "cluster": "cluster-a"}
+    ).json()[0]
+    page = client.get(f"/outputs/{target['output_digest']}").text
+    assert "Deployment" in page and 'class="highlight"' in page
+
+
+def test_unknown_pages_are_404_and_static_files_and_metrics_are_served(client: TestClient) -> None:
+    assert client.get("/runs/nope", headers={"accept": "text/html"}).status_code == 404
+    assert client.get("/outputs/sha256:" + "0" * 64).status_code == 404
+    assert "fetch(" in client.get("/static/farm.js").text
+    metrics = client.get("/metrics/")
+    assert metrics.status_code == 200
+    assert "farm_queue_depth" in metrics.text and 'farm_jobs{state="succeeded"}' in metrics.text
