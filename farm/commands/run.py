@@ -16,6 +16,7 @@ from farm.evidence.keys import load_configured_signer
 from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
+    RunDiff,
     diff_runs,
     latest_output,
     plan_catalog,
@@ -140,13 +141,57 @@ def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -
     _print_summary(summary, storage, as_json)
 
 
+def _diff_json(diff: RunDiff) -> dict[str, object]:
+    def names(targets: list[tuple[str, str]]) -> list[str]:
+        return [f"{application}/{cluster}" for application, cluster in targets]
+
+    return {
+        "added": names(diff.added),
+        "removed": names(diff.removed),
+        "changed": names(diff.changed),
+        "fixed": names(diff.fixed),
+        "failed": [failure.as_json() for failure in diff.failed],
+        "unchanged": diff.unchanged,
+    }
+
+
+def _print_diff(diff: RunDiff) -> None:
+    for label, targets in (
+        ("added", diff.added),
+        ("removed", diff.removed),
+        ("changed", diff.changed),
+        ("fixed", diff.fixed),
+    ):
+        for app, cluster in targets:
+            typer.echo(f"{label:8} {app}/{cluster}")
+    for failure in diff.failed:
+        was = f"failed with {failure.before_code}" if failure.before == "failed" else failure.before
+        typer.echo(
+            f"{'failed':8} {failure.target[0]}/{failure.target[1]} ({was} before): "
+            f"{failure.error_code}: {failure.message}"
+        )
+    typer.echo(f"{diff.unchanged} unchanged")
+
+
 def diff_command(
     run_a: str,
     run_b: str,
     unified: bool = typer.Option(False, "--unified", "-u", help="print a unified diff of changed outputs"),
     as_json: bool = typer.Option(False, "--json"),
+    exit_code: bool = typer.Option(
+        False,
+        "--exit-code",
+        help="exit 1 when a target was added, removed, changed, fixed or failed, 0 when nothing "
+        "differs (like git diff --exit-code). An error (an unknown run) also exits 1 but prints "
+        "one 'Error:' line on stderr and nothing on stdout.",
+    ),
 ) -> None:
-    """Targets added, removed and changed between two runs."""
+    """Targets added, removed, changed, fixed and failed between two runs.
+
+    A target that failed in RUN_B is listed as failed, with its error code and message.
+
+    A target that failed in RUN_A and rendered in RUN_B is listed as fixed.
+    """
     storage = _open()
     try:
         diff = diff_runs(storage, run_a, run_b)
@@ -154,18 +199,14 @@ def diff_command(
         err.print(f"Error: {exc}")
         raise typer.Exit(1) from None
     if as_json:
-        payload = {
-            key: [f"{a}/{c}" for a, c in getattr(diff, key)] for key in ("added", "removed", "changed")
-        }
-        typer.echo(json.dumps(payload | {"unchanged": diff.unchanged}, sort_keys=True))
-        return
-    for label, targets in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
-        for app, cluster in targets:
-            typer.echo(f"{label:8} {app}/{cluster}")
-    typer.echo(f"{diff.unchanged} unchanged")
-    if unified:
-        for target in diff.changed:
-            typer.echo(unified_output_diff(storage, run_a, run_b, target), nl=False)
+        typer.echo(json.dumps(_diff_json(diff), sort_keys=True))
+    else:
+        _print_diff(diff)
+        if unified:
+            for target in diff.changed:
+                typer.echo(unified_output_diff(storage, run_a, run_b, target), nl=False)
+    if exit_code and diff.differs:
+        raise typer.Exit(1)
 
 
 def output_command(

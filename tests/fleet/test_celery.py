@@ -328,6 +328,8 @@ def test_incremental_runs_on_celery_render_only_what_changed(celery_farm: Celery
         "added": [],
         "removed": [],
         "changed": ["app-1/cluster-a", "app-1/cluster-b", "app-1/cluster-c"],
+        "fixed": [],
+        "failed": [],
         "unchanged": 8,
     }
 

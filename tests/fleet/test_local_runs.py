@@ -73,6 +73,8 @@ def test_changing_one_application_rerenders_exactly_its_targets(
         "added": [],
         "removed": [],
         "changed": ["app-1/cluster-a", "app-1/cluster-b", "app-1/cluster-c"],
+        "fixed": [],
+        "failed": [],
         "unchanged": 8,
     }
     unified = CliRunner().invoke(cli, ["diff", before, after, "--unified"], env=fleet_env.environ())
