@@ -8,7 +8,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from farm.store.models import FleetRun, RenderOutput, RenderTarget
-from farm.store.runs import TargetRow
+from farm.store.runs import TARGET_ROW_COLUMNS, TargetRow
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -33,19 +33,7 @@ def output_known(session: Session, digest: str) -> bool:
 
 def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | None:
     """One target of a run by its id, or None."""
-    statement = select(
-        RenderTarget.application,
-        RenderTarget.cluster_profile,
-        RenderTarget.selection,
-        RenderTarget.state,
-        RenderTarget.output_digest,
-        RenderTarget.error_code,
-        RenderTarget.error_message,
-        RenderTarget.action_key,
-        RenderTarget.request_digest,
-        RenderTarget.id,
-        RenderTarget.job_id,
-    ).where(RenderTarget.run_id == run_id, RenderTarget.id == target_id)
+    statement = select(*TARGET_ROW_COLUMNS).where(RenderTarget.run_id == run_id, RenderTarget.id == target_id)
     row = session.execute(statement).first()
     return TargetRow(*row) if row else None
 

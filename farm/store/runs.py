@@ -456,22 +456,26 @@ class TargetFilter:
     failed_only: bool = False
 
 
+# The columns of a TargetRow, in its field order.
+TARGET_ROW_COLUMNS = (
+    RenderTarget.application,
+    RenderTarget.cluster_profile,
+    RenderTarget.selection,
+    RenderTarget.state,
+    RenderTarget.output_digest,
+    RenderTarget.error_code,
+    RenderTarget.error_message,
+    RenderTarget.action_key,
+    RenderTarget.request_digest,
+    RenderTarget.id,
+    RenderTarget.job_id,
+)
+
+
 def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = None) -> list[TargetRow]:
     """The targets of a run, ordered by application, cluster and selection, optionally filtered."""
     where = where or TargetFilter()
-    statement = select(
-        RenderTarget.application,
-        RenderTarget.cluster_profile,
-        RenderTarget.selection,
-        RenderTarget.state,
-        RenderTarget.output_digest,
-        RenderTarget.error_code,
-        RenderTarget.error_message,
-        RenderTarget.action_key,
-        RenderTarget.request_digest,
-        RenderTarget.id,
-        RenderTarget.job_id,
-    ).where(RenderTarget.run_id == run_id)
+    statement = select(*TARGET_ROW_COLUMNS).where(RenderTarget.run_id == run_id)
     if where.states:
         statement = statement.where(RenderTarget.state.in_(where.states))
     if where.failed_only:
