@@ -276,7 +276,7 @@ def _check_name_claims(claims: list[tuple[str, NameClaim]]) -> None:
         if identity in seen:
             first = _describe_claim(*seen[identity])
             raise TransformError(
-                f"name collision: {_describe_object(claim.obj)} is named by {first} and by "
+                f"{claim.context}name collision: {_describe_object(claim.obj)} is named by {first} and by "
                 f"{_describe_claim(component, claim)}; give one of them another name"
             )
         seen[identity] = (component, claim)
