@@ -440,7 +440,7 @@ def test_rendered_documents_that_cannot_be_read_are_refused(chart: str, expected
 def test_the_helm_rule_refuses_what_a_client_side_render_cannot_honour(extra: str, expected: str) -> None:
     with pytest.raises(CoreError) as caught:
         render(RenderRequest(_app(TEMPLATE + extra), PROFILE))
-    assert caught.value.message.startswith(f'component "web": {expected}')
+    assert caught.value.message.startswith(f'component "web" (type "helm") in document "shop": {expected}')
 
 
 @pytest.mark.parametrize(
@@ -469,7 +469,7 @@ def test_the_helm_rule_refuses_sources_a_client_side_render_cannot_read(
 ) -> None:
     with pytest.raises(CoreError) as caught:
         render(RenderRequest(_app(properties), PROFILE))
-    assert caught.value.message.startswith(f'component "web": {expected}')
+    assert caught.value.message.startswith(f'component "web" (type "helm") in document "shop": {expected}')
 
 
 def test_a_long_component_name_defaults_to_the_shortened_release_name() -> None:

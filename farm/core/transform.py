@@ -184,7 +184,18 @@ def _build_component(component: ComponentSpec, ctx: BuildContext) -> Generated:
     try:
         return handler.build(component, ctx)
     except CoreError as exc:
-        raise exc.with_prefix(f'component "{component.name}": ') from None
+        raise exc.with_prefix(
+            _component_prefix(component, ctx, handler.lowering_rule and not exc.terminal)
+        ) from None
+
+
+def _component_prefix(component: ComponentSpec, ctx: BuildContext, lowered: bool) -> str:
+    """The handler's prefix, or the lowering engine's for a refusal of a lowering rule (seed 002,
+    worker: ``component "w" (type "worker") in document …: <cause>``; the document is named by the
+    Application's name, our wording of the elided part)."""
+    if lowered:
+        return f'component "{component.name}" (type "{component.type}") in document "{ctx.app_name}": '
+    return f'component "{component.name}": '
 
 
 def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildContext) -> tuple[list, list]:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from farm.core.components import fluxsources as sources
 from farm.core.components import helmtemplate, rawobjects
 from farm.core.components.helmrelease import check_values, finish_spec, helmrelease_object
-from farm.core.errors import FieldError, PolicyRefusal
+from farm.core.errors import CoreError, FieldError, PolicyRefusal, from_terminal
 from farm.core.fields import go_type_name
 from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.names import is_dns1123_subdomain
@@ -506,7 +506,11 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     props = component.properties
     check_keys(props, PROPERTIES, "")
     if _delivery(props) == "template":
-        return helmtemplate.build_template(_template_properties(props), component, ctx)
+        properties = _template_properties(props)
+        try:
+            return helmtemplate.build_template(properties, component, ctx)
+        except CoreError as exc:  # the helmtemplate terminal's own refusal
+            raise from_terminal(exc) from None
     _check_flux_only(props)
     source = _parse_source(props)
     generated = source.spec is not None
@@ -608,7 +612,10 @@ def _template_properties(props: dict[str, Any]) -> dict[str, Any]:
 
 def _check_source_policy(policy: Policy, source: Source) -> None:
     """The generated source is held to its terminal's allowlist, with the terminal's refusal."""
-    sources.check_source_policy(policy, source.kind, source.spec or {})
+    try:
+        sources.check_source_policy(policy, source.kind, source.spec or {})
+    except CoreError as exc:
+        raise from_terminal(exc) from None
 
 
 HANDLER = ComponentType(
@@ -624,4 +631,5 @@ HANDLER = ComponentType(
         "v1 Secret",
     ),
     decode="lowering rule (hand-written, strict keys)",
+    lowering_rule=True,
 )
