@@ -148,13 +148,23 @@ def _lower_traits(components: list[ComponentSpec], ctx: BuildContext) -> None:
                 try:
                     lowered = handler.lower(trait, properties, component, ctx)
                 except CoreError as exc:
-                    raise exc.with_prefix(f'component "{component.name}" trait "{trait.type}": ') from None
+                    raise exc.with_prefix(_trait_lowering_prefix(component, trait)) from None
                 lowered.sealed = True
                 component.traits[index] = lowered
                 changed = True
         if not changed:
             return
     raise TransformError(f"lowering did not reach a fixpoint in {MAX_LOWERING_ROUNDS} rounds")
+
+
+def _trait_lowering_prefix(component: ComponentSpec, trait: TraitSpec) -> str:
+    """A trait-lowering error on a lowering rule's component names the rule's step too (seed 002,
+    worker: "gains one chain line naming the component/worker@v1alpha1 step"; on one line here)."""
+    prefix = f'component "{component.name}" trait "{trait.type}": '
+    handler = component_type(component.type)
+    if handler is not None and handler.lowering_rule:
+        prefix += f"step component/{component.type}@v1alpha1: "
+    return prefix
 
 
 def _tier_of(component: ComponentSpec) -> str:
