@@ -96,11 +96,16 @@ def run_helm_template(helm: str, request: ChartRequest, chart_dir: Path | None =
 
 
 def render_with_charts(
-    render: Callable[..., T], *args: Any, chart_dir: Path | None = None, **kwargs: Any
+    render: Callable[..., T],
+    *args: Any,
+    chart_dir: Path | None = None,
+    answers: dict[str, ChartRender] | None = None,
+    **kwargs: Any,
 ) -> T:
     """``render(*args, charts=..., **kwargs)``, answering every chart render the core asks for with
-    helm and rendering again, until it asks for nothing more."""
-    charts: dict[str, ChartRender] = {}
+    helm and rendering again, until it asks for nothing more. ``answers``, when given, collects the
+    chart renders helm gave (a caller can tell whether the outcome depended on them)."""
+    charts: dict[str, ChartRender] = {} if answers is None else answers
     helm: str | None = None
     for _ in range(MAX_RENDER_ROUNDS):
         try:

@@ -7,7 +7,10 @@ and renders CHART_DIR/templates/*.yaml in name order, as helm does, with a tiny 
 template language: ``{{ .Release.Name }}``, ``{{ .Release.Namespace }}``, ``{{ .Chart.Name }}``,
 ``{{ .Chart.Version }}``, ``{{ .Values.a.b }}`` (an absent value renders empty), ``| quote``,
 ``{{ required "msg" .Values.x }}`` and ``{{ fail "msg" }}``. It never fetches: a chart that is not
-a local folder is an error. With HELM_STANDIN_LOG set it appends its argv there, one JSON line.
+a local folder is an error, except that with HELM_STANDIN_REPOSITORY set to a folder, a chart
+asked for by name with ``--repo URL`` is read from that folder's ``<chart>/`` (the test's stand-in
+for the repository; ``--version`` must match its Chart.yaml). With HELM_STANDIN_LOG set it appends
+its argv there, one JSON line.
 """
 
 from __future__ import annotations
@@ -93,6 +96,15 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("Error: the stand-in runs only: helm template RELEASE CHART_DIR [flags]\n")
         return 1
     release, chart_dir = positional[1], Path(positional[2])
+    repository = os.environ.get("HELM_STANDIN_REPOSITORY")
+    if repository and "--repo" in options:
+        chart_dir = Path(repository) / positional[2]
+        version = (yaml.safe_load((chart_dir / "Chart.yaml").read_text()) or {}).get("version")
+        if options.get("--version", version) != version:
+            sys.stderr.write(
+                f'Error: chart "{positional[2]}" version {options["--version"]} not found in {options["--repo"]}\n'
+            )
+            return 1
     if not (chart_dir / "Chart.yaml").is_file():
         sys.stderr.write(
             f'Error: chart "{chart_dir}" is not a local chart folder (the stand-in never fetches)\n'

@@ -146,7 +146,7 @@ def test_without_kurel_yaml_placeholders_stay_literal(tmp_path: Path) -> None:
     result = _build(tmp_path, str(folder))
     assert result.exit_code == 1
     assert result.stderr == (
-        'Error: component "consumer": image: image "${image}" rejected: not a valid image reference\n'
+        'Error: component "consumer" (type "worker") in document "queue": image: image "${image}" rejected: not a valid image reference\n'
     )
 
 

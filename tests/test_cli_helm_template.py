@@ -183,8 +183,8 @@ def test_farm_build_without_a_helm_binary_refuses_saying_one_is_needed(
     assert result.stdout == ""
     assert result.stderr == (
         'Error: component "web": helmtemplate: rendering chart web 1.2.0 needs a helm binary (helm template), '
-        "and this build has none: farm build runs the helm on PATH, so install helm there, or have the "
-        "cluster render the chart (helm with delivery: flux)\n"
+        "and this build has none: farm build and the fleet workers run the helm on their PATH, so install "
+        "helm there, or have the cluster render the chart (helm with delivery: flux)\n"
     )
 
 

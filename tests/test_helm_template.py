@@ -11,7 +11,7 @@ import pytest
 
 from farm.core.charts import ChartRender, ChartRenderNeeded, ChartRequest
 from farm.core.errors import CoreError, PolicyRefusal
-from farm.core.policy import DEFAULT_POLICY, REFUSAL_EXPLICIT_SECRET, Policy
+from farm.core.policy import DEFAULT_POLICY, REFUSAL_EXPLICIT_SECRET, REFUSAL_UNREADABLE_OBJECT, Policy
 from farm.core.render import Rendered, RenderRequest, render
 
 PROFILE = b"""\
@@ -352,6 +352,24 @@ def test_a_privileged_container_the_chart_renders_is_refused_naming_the_rendered
     )
 
 
+def test_a_workload_the_chart_renders_in_a_version_the_policy_cannot_read_is_unreadable() -> None:
+    chart = """\
+    apiVersion: apps/v1beta2
+    kind: Deployment
+    metadata: {name: web}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: app
+              image: registry.example.com/web:1.2.0
+    """
+    with pytest.raises(PolicyRefusal) as caught:
+        _render(_app(TEMPLATE), _manifests(chart))
+    assert caught.value.refusal_class == REFUSAL_UNREADABLE_OBJECT
+    assert caught.value.message.startswith('component "web": helmtemplate: rendered Deployment "demo/web"')
+
+
 def test_the_source_host_is_held_to_the_allowlist_before_any_render() -> None:
     with pytest.raises(PolicyRefusal) as caught:
         render(
@@ -440,7 +458,7 @@ def test_rendered_documents_that_cannot_be_read_are_refused(chart: str, expected
 def test_the_helm_rule_refuses_what_a_client_side_render_cannot_honour(extra: str, expected: str) -> None:
     with pytest.raises(CoreError) as caught:
         render(RenderRequest(_app(TEMPLATE + extra), PROFILE))
-    assert caught.value.message.startswith(f'component "web": {expected}')
+    assert caught.value.message.startswith(f'component "web" (type "helm") in document "shop": {expected}')
 
 
 @pytest.mark.parametrize(
@@ -469,7 +487,7 @@ def test_the_helm_rule_refuses_sources_a_client_side_render_cannot_read(
 ) -> None:
     with pytest.raises(CoreError) as caught:
         render(RenderRequest(_app(properties), PROFILE))
-    assert caught.value.message.startswith(f'component "web": {expected}')
+    assert caught.value.message.startswith(f'component "web" (type "helm") in document "shop": {expected}')
 
 
 def test_a_long_component_name_defaults_to_the_shortened_release_name() -> None:

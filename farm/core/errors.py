@@ -44,6 +44,8 @@ class CoreError(Exception):
     """A build that cannot proceed. ``str(err)`` is the message printed after ``Error: ``."""
 
     code = "render_error"
+    # raised by the check of a terminal a lowering rule lowers to (see :func:`from_terminal`)
+    terminal = False
 
     def __init__(self, message: str) -> None:
         message = bound_message(message)
@@ -53,6 +55,14 @@ class CoreError(Exception):
     def with_prefix(self, prefix: str) -> CoreError:
         """The same error, its message prefixed (``component "x": ``)."""
         return type(self)(prefix + self.message)
+
+
+def from_terminal(error: CoreError) -> CoreError:
+    """Mark an error as the refusal of the terminal a lowering rule lowers to (an ocirepository's
+    allowlist, a helmtemplate's render): the transform reports it with the terminal handler's
+    prefix, not the lowering engine's (seed 002, oci "Messages")."""
+    error.terminal = True
+    return error
 
 
 class DocumentError(CoreError):
@@ -83,6 +93,9 @@ class PolicyRefusal(TransformError):
     """A refusal by the environment policy. ``refusal_class`` is stable; read it, not the text."""
 
     code = "policy_refusal"
+    # the environment policy is applied where objects are generated, by the terminal kinds a
+    # lowering rule lowers to, so its refusals carry the handler's prefix
+    terminal = True
 
     def __init__(self, message: str, refusal_class: str) -> None:
         super().__init__(message)

@@ -53,11 +53,14 @@ class BuildContext:
 class NameClaim:
     """A name a component resolves for one object it generates, under a name role (seed 002,
     "Name roles"): ``set_by`` is the property that gave the name, None for the role's default.
-    Two claims of one kind, namespace and name are a name collision."""
+    Two claims of one kind, namespace and name are a name collision. ``context`` opens the
+    refusal when this claim is the one refused (the rule that was naming it, e.g. ``helm: naming the
+    values ConfigMap: ``)."""
 
     obj: dict[str, Any] = field(hash=False, compare=False)
     role: str = "object"
     set_by: str | None = None
+    context: str = ""
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -34,3 +35,15 @@ def is_qualified_name(name: str) -> bool:
 def component_label_value(name: str) -> str:
     """The value of the ``app`` and component labels for a component name."""
     return name
+
+
+def shorten_name_with_suffix(base: str, suffix: str, limit: int = 253) -> str:
+    """``oam.ShortenNameWithSuffix``, the one shortening rule: keep the suffix; cut ``base`` to a
+    prefix plus the first 10 hex digits of the sha256 of the whole base when the name would exceed
+    ``limit``."""
+    name = base + suffix
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(base.encode()).hexdigest()[:10]
+    keep = limit - len(suffix) - len(digest) - 1
+    return f"{base[:keep].rstrip('-.')}-{digest}{suffix}"

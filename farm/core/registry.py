@@ -34,6 +34,9 @@ class ComponentType:
     # Whether the one object it generates is claimed under role "object" when the handler states no
     # claims. Objects written elsewhere (passthrough, manifests, crd) are named by their author.
     claims_object: bool = True
+    # A component-position lowering rule (webservice, worker, helm, oci, postgresql): its refusals
+    # read ``component "w" (type "worker") in document "<application>": <cause>``.
+    lowering_rule: bool = False
 
 
 @dataclass

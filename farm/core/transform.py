@@ -148,13 +148,23 @@ def _lower_traits(components: list[ComponentSpec], ctx: BuildContext) -> None:
                 try:
                     lowered = handler.lower(trait, properties, component, ctx)
                 except CoreError as exc:
-                    raise exc.with_prefix(f'component "{component.name}" trait "{trait.type}": ') from None
+                    raise exc.with_prefix(_trait_lowering_prefix(component, trait)) from None
                 lowered.sealed = True
                 component.traits[index] = lowered
                 changed = True
         if not changed:
             return
     raise TransformError(f"lowering did not reach a fixpoint in {MAX_LOWERING_ROUNDS} rounds")
+
+
+def _trait_lowering_prefix(component: ComponentSpec, trait: TraitSpec) -> str:
+    """A trait-lowering error on a lowering rule's component names the rule's step too (seed 002,
+    worker: "gains one chain line naming the component/worker@v1alpha1 step"; on one line here)."""
+    prefix = f'component "{component.name}" trait "{trait.type}": '
+    handler = component_type(component.type)
+    if handler is not None and handler.lowering_rule:
+        prefix += f"step component/{component.type}@v1alpha1: "
+    return prefix
 
 
 def _tier_of(component: ComponentSpec) -> str:
@@ -184,7 +194,18 @@ def _build_component(component: ComponentSpec, ctx: BuildContext) -> Generated:
     try:
         return handler.build(component, ctx)
     except CoreError as exc:
-        raise exc.with_prefix(f'component "{component.name}": ') from None
+        raise exc.with_prefix(
+            _component_prefix(component, ctx, handler.lowering_rule and not exc.terminal)
+        ) from None
+
+
+def _component_prefix(component: ComponentSpec, ctx: BuildContext, lowered: bool) -> str:
+    """The handler's prefix, or the lowering engine's for a refusal of a lowering rule (seed 002,
+    worker: ``component "w" (type "worker") in document …: <cause>``; the document is named by the
+    Application's name, our wording of the elided part)."""
+    if lowered:
+        return f'component "{component.name}" (type "{component.type}") in document "{ctx.app_name}": '
+    return f'component "{component.name}": '
 
 
 def _apply_traits(component: ComponentSpec, generated: Generated, ctx: BuildContext) -> tuple[list, list]:
@@ -276,7 +297,7 @@ def _check_name_claims(claims: list[tuple[str, NameClaim]]) -> None:
         if identity in seen:
             first = _describe_claim(*seen[identity])
             raise TransformError(
-                f"name collision: {_describe_object(claim.obj)} is named by {first} and by "
+                f"{claim.context}name collision: {_describe_object(claim.obj)} is named by {first} and by "
                 f"{_describe_claim(component, claim)}; give one of them another name"
             )
         seen[identity] = (component, claim)

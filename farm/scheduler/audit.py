@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from farm.charts import render_with_charts
 from farm.core.errors import CoreError
 from farm.core.render import render
 from farm.evidence.audit_record import sign_audit_record
@@ -97,7 +98,7 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
     except RequestRefused as refused:
         return replace(audited, verdict=REFUSED, diff=f"{refused.code}: {refused.message}")
     try:
-        manifests = render(request).manifests
+        manifests = render_with_charts(render, request).manifests  # charts as the worker rendered them
     except CoreError as error:
         manifests = f"render failed: {error.code}: {error.message}\n".encode()
     observed = sha256_hex(manifests)

@@ -24,7 +24,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from farm.core.charts import ChartRenderNeeded
+from farm.charts import render_with_charts
+from farm.core.charts import ChartRender, ChartRenderNeeded
 from farm.core.errors import CoreError, bound_message
 from farm.core.render import render
 from farm.core.request import RenderRequest, RequestError
@@ -181,13 +182,17 @@ def _run_target(
     except ProfileError as error:
         batch.fail(target, error.code, error.message, cacheable=True)
         return
+    charts: dict[str, ChartRender] = {}
     try:
         with RENDER_SECONDS.time():
-            manifests = render(request).manifests
+            manifests = render_with_charts(render, request, answers=charts).manifests
     except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
         batch.fail(target, error.code, error.message)
+        return
     except CoreError as error:
-        batch.fail(target, error.code, error.message, cacheable=True)
+        # a chart render can fail for a reason outside the inputs (helm could not fetch the chart),
+        # so a failure that went through one is not cached against the action key
+        batch.fail(target, error.code, error.message, cacheable=not charts)
         return
     except Exception as error:  # a handler bug fails its own target, never the batch
         log.exception("render of target %s (job %s) crashed", target.id, job.id)

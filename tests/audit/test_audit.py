@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fleet.conftest import Catalog, FleetEnv, make_catalog
+from fleet.conftest import Catalog, FleetEnv, helm_environment, make_catalog, write_helm_app
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -185,3 +185,16 @@ def test_a_target_whose_stored_request_was_swapped_is_refused_not_rendered(
     assert code == 1
     assert "7 match, 0 drift, 0 nondeterministic, 1 refused" in out
     assert f"the stored request cannot be audited: {FORGED_ACTION_KEY}: " in err
+
+
+def test_an_audit_renders_a_helm_template_target_with_the_helm_on_path_and_finds_it_matching(
+    fleet_env: FleetEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a",))
+    write_helm_app(catalog, "charted")
+    for name, value in helm_environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    run_id = _run(fleet_env, catalog)
+    code, out, _ = _cli(fleet_env, "audit", "--all")
+    assert code == 0, out
+    assert f"of run {run_id}: 2 match, 0 drift, 0 nondeterministic, 0 refused" in out

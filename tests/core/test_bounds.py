@@ -144,13 +144,19 @@ def test_leading_zeros_of_an_octal_integer_are_not_digits() -> None:
 def test_a_five_thousand_digit_integer_where_a_port_goes_is_a_field_error() -> None:
     error = render_error(application(f"image: nginx:1.27.0\nport: {'9' * 5000}"))
     assert isinstance(error, FieldError)
-    assert error.message == 'component "web": port: must be an integer, got string'
+    assert (
+        error.message
+        == 'component "web" (type "webservice") in document "web": port: must be an integer, got string'
+    )
 
 
 @pytest.mark.parametrize(("text", "shown"), [(".nan", "NaN"), (".inf", "+Inf"), ("-.inf", "-Inf")])
 def test_nan_and_infinity_where_a_number_goes_are_field_errors(text: str, shown: str) -> None:
     error = render_error(application(f"image: nginx:1.27.0\nport: 8080\nreplicas: {text}"))
-    assert error.message == f'component "web": replicas: must be a whole number, got {shown}'
+    assert (
+        error.message
+        == f'component "web" (type "webservice") in document "web": replicas: must be a whole number, got {shown}'
+    )
 
 
 def test_nan_and_infinity_print_as_go_prints_them() -> None:
@@ -179,7 +185,10 @@ def test_quantities_inside_the_bounds_are_unchanged() -> None:
 def test_a_huge_cpu_request_fails_the_render_naming_the_field() -> None:
     app = application('image: nginx:1.27.0\nport: 8080\nresources:\n  requests:\n    cpu: "1e999999999"')
     error = render_error(app)
-    assert error.message == "component \"web\": resources.requests.cpu: invalid quantity '1e999999999'"
+    assert (
+        error.message
+        == 'component "web" (type "webservice") in document "web": resources.requests.cpu: invalid quantity \'1e999999999\''
+    )
 
 
 def test_a_five_thousand_digit_duration_is_an_invalid_duration() -> None:
@@ -215,7 +224,9 @@ def test_a_fifty_megabyte_image_is_not_echoed_whole() -> None:
     error = render_error(application(f'image: "{image}"\nport: 8080'))
     assert len(error.message) < 500
     assert f"… ({len(image)} characters)" in error.message
-    assert error.message.startswith('component "web": image: image "nginx:aaa')
+    assert error.message.startswith(
+        'component "web" (type "webservice") in document "web": image: image "nginx:aaa'
+    )
 
 
 def test_bounded_messages_are_one_line_and_short_ones_are_unchanged() -> None:

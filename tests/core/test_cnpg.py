@@ -65,12 +65,15 @@ def test_policy_default_storage_wins_over_the_fallback_and_loses_to_authored() -
 
 def test_invalid_policy_default_storage_is_refused() -> None:
     error = _error("postgresql", "version: '16'", Policy(default_storage="lots"))
-    assert error.message == 'component "db": policy default for storage.size: invalid quantity "lots"'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": policy default for storage.size: invalid quantity "lots"'
+    )
 
 
 def test_non_positive_storage_is_refused() -> None:
     assert _error("postgresql", "storageSize: '0'").message == (
-        'component "db": storageSize: quantity must be positive, got "0"'
+        'component "db" (type "postgresql") in document "app": storageSize: quantity must be positive, got "0"'
     )
 
 
@@ -81,11 +84,17 @@ def test_enable_pdb_follows_the_policy_default_instance_count() -> None:
 
 def test_policy_default_of_zero_instances_is_refused() -> None:
     error = _error("postgresql", "version: '16'", Policy(default_replicas=0))
-    assert error.message == 'component "db": instances: must be >= 1, got 0 from the policy default'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": instances: must be >= 1, got 0 from the policy default'
+    )
 
 
 def test_authored_zero_replicas_is_refused() -> None:
-    assert _error("postgresql", "replicas: 0").message == 'component "db": replicas: must be >= 1, got 0'
+    assert (
+        _error("postgresql", "replicas: 0").message
+        == 'component "db" (type "postgresql") in document "app": replicas: must be >= 1, got 0'
+    )
 
 
 def test_instances_over_the_replica_maximum_is_refused() -> None:
@@ -97,9 +106,15 @@ def test_resources_take_policy_defaults_and_are_checked() -> None:
     spec = _objects("postgresql", "version: '16'", Policy(default_cpu_request="250m"))[0]["spec"]
     assert spec["resources"] == {"requests": {"cpu": "250m"}}
     error = _error("postgresql", "resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}")
-    assert error.message == 'component "db": resources: cpu: request 2 must not exceed limit 1'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": resources: cpu: request 2 must not exceed limit 1'
+    )
     error = _error("postgresql", "resources: {limits: {hugepages-2Mi: 1Gi}}")
-    assert error.message == 'component "db": resources: hugepages require cpu or memory in requests or limits'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": resources: hugepages require cpu or memory in requests or limits'
+    )
 
 
 # --- postgresql: images and the registry allowlist ---------------------------------------------------
@@ -126,7 +141,7 @@ def test_enabled_pooler_without_image_is_refused_under_an_allowlist() -> None:
 
 def test_untagged_image_name_is_refused() -> None:
     assert _error("postgresql", "imageName: registry.example/pg").message == (
-        'component "db": imageName: image "registry.example/pg" rejected: no tag or digest specified; '
+        'component "db" (type "postgresql") in document "app": imageName: image "registry.example/pg" rejected: no tag or digest specified; '
         "use an explicit version tag or digest"
     )
 
@@ -134,7 +149,7 @@ def test_untagged_image_name_is_refused() -> None:
 def test_pooler_image_tag_rule() -> None:
     error = _error("postgresql", "pooler: {enabled: true, image: 'pgbouncer:latest'}")
     assert error.message == (
-        'component "db": pooler.image: image "pgbouncer:latest" rejected: :latest tag not allowed; '
+        'component "db" (type "postgresql") in document "app": pooler.image: image "pgbouncer:latest" rejected: :latest tag not allowed; '
         "use an explicit version tag or digest"
     )
 
@@ -161,32 +176,34 @@ def test_empty_blocks_author_nothing() -> None:
 def test_backup_settings_without_a_path_are_refused() -> None:
     error = _error("postgresql", "backup: {secretName: s3}")
     assert error.message == (
-        'component "db": backup.destinationPath: required (the CloudNativePG API requires this field)'
+        'component "db" (type "postgresql") in document "app": backup.destinationPath: required (the CloudNativePG API requires this field)'
     )
 
 
 def test_custom_queries_need_enabled() -> None:
     error = _error("postgresql", "monitoring: {customQueries: [{name: q, key: k}]}")
     assert error.message.startswith(
-        'component "db": monitoring.enabled: required where monitoring.customQueries'
+        'component "db" (type "postgresql") in document "app": monitoring.enabled: required where monitoring.customQueries'
     )
 
 
 def test_wrong_types_are_refused_by_path() -> None:
     assert _error("postgresql", "managedRoles: [{name: a, login: 'yes'}]").message == (
-        'component "db": managedRoles[0].login: must be a boolean, got string'
+        'component "db" (type "postgresql") in document "app": managedRoles[0].login: must be a boolean, got string'
     )
     assert _error("postgresql", "pooler: {enabled: 'true'}").message == (
-        'component "db": pooler.enabled: must be a boolean, got string'
+        'component "db" (type "postgresql") in document "app": pooler.enabled: must be a boolean, got string'
     )
     assert _error("postgresql", "affinity: {topologyKey: 1.5}").message == (
-        'component "db": affinity.topologyKey: must be a string, got float64'
+        'component "db" (type "postgresql") in document "app": affinity.topologyKey: must be a string, got float64'
     )
 
 
 def test_affinity_podantiaffinitytype_empty_is_an_error() -> None:
     error = _error("postgresql", "affinity: {podAntiAffinityType: ''}")
-    assert error.message.startswith('component "db": affinity.podAntiAffinityType: invalid value ""')
+    assert error.message.startswith(
+        'component "db" (type "postgresql") in document "app": affinity.podAntiAffinityType: invalid value ""'
+    )
 
 
 def test_affinity_block_takes_the_defaults() -> None:
@@ -200,12 +217,16 @@ def test_affinity_block_takes_the_defaults() -> None:
 
 def test_database_needing_an_object_name_is_refused() -> None:
     error = _error("postgresql", "databases: [{name: app_data, owner: app}]")
-    assert error.message.startswith('component "db": databases[0].objectName: required')
+    assert error.message.startswith(
+        'component "db" (type "postgresql") in document "app": databases[0].objectName: required'
+    )
 
 
 def test_reserved_database_name_is_refused() -> None:
     error = _error("postgresql", "databases: [{name: postgres, owner: app}]")
-    assert error.message.startswith('component "db": databases[0].name: "postgres" is reserved')
+    assert error.message.startswith(
+        'component "db" (type "postgresql") in document "app": databases[0].name: "postgres" is reserved'
+    )
 
 
 def test_duplicate_database_names_are_refused_naming_both() -> None:
@@ -215,7 +236,7 @@ def test_duplicate_database_names_are_refused_naming_both() -> None:
 
 def test_version_empty_is_refused() -> None:
     assert _error("postgresql", "version: ''").message == (
-        'component "db": version: must not be empty; omit it to default to "16"'
+        'component "db" (type "postgresql") in document "app": version: must not be empty; omit it to default to "16"'
     )
 
 
@@ -244,7 +265,7 @@ def test_member_named_like_another_component_is_refused() -> None:
     with pytest.raises(CoreError) as caught:
         render(RenderRequest(app, PROFILE))
     assert caught.value.message == (
-        'component "db": pooler: generates component "db-pooler", which is already the name of component '
+        'component "db" (type "postgresql") in document "app": pooler: generates component "db-pooler", which is already the name of component '
         '"db-pooler" (type "cnpg-database") in the document; rename one of them'
     )
 
@@ -450,14 +471,23 @@ def test_external_cluster_store_is_decoded_to_its_field_names() -> None:
 
 def test_postgresql_unknown_property_is_refused() -> None:
     error = _error("postgresql", "sharedPreloadLibraries: [pg_stat_statements]\nversion: '16'")
-    assert error.message == 'component "db": unknown property "sharedPreloadLibraries"'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": unknown property "sharedPreloadLibraries"'
+    )
 
 
 def test_postgresql_unknown_key_in_an_enumerated_block_is_refused() -> None:
     error = _error("postgresql", "backup: {destinationPath: 's3://b', schedule: '0 0 * * *'}")
-    assert error.message == 'component "db": backup: unrecognized key "schedule"'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": backup: unrecognized key "schedule"'
+    )
     error = _error("postgresql", "pooler: {enabled: true, replicas: 2}")
-    assert error.message == 'component "db": pooler: unrecognized key "replicas"'
+    assert (
+        error.message
+        == 'component "db" (type "postgresql") in document "app": pooler: unrecognized key "replicas"'
+    )
 
 
 # --- cnpg-subscription ------------------------------------------------------------------------------

@@ -219,13 +219,15 @@ def test_helm_values_configmap_and_secret_order_in_values_from() -> None:
     ],
 )
 def test_helm_refusals(props: dict[str, Any], message: str) -> None:
-    assert error([helm(**props)]).message.startswith(f'component "app": {message}')
+    assert error([helm(**props)]).message.startswith(
+        f'component "app" (type "helm") in document "doc": {message}'
+    )
 
 
 def test_helm_source_name_equal_to_own_component_is_refused() -> None:
     exc = error([helm("web", chart="x", source={"url": "https://c.example.com", "name": "web"})])
     assert exc.message == (
-        'component "web": helm: source.name "web" is the component\'s own name; the generated source is a '
+        'component "web" (type "helm") in document "doc": helm: source.name "web" is the component\'s own name; the generated source is a '
         "component of the document too, so give it another name"
     )
 
@@ -494,4 +496,6 @@ def test_oci_source_name_forces_the_shared_form() -> None:
     ],
 )
 def test_oci_refusals(props: dict[str, Any], message: str) -> None:
-    assert error([oci("x", **props)]).message.startswith(f'component "x": {message}')
+    assert error([oci("x", **props)]).message.startswith(
+        f'component "x" (type "oci") in document "doc": {message}'
+    )

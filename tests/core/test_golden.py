@@ -1,21 +1,26 @@
 """The project's own golden cases: every folder under tests/golden/ holds app.yaml, cluster.yaml,
 optional kurel.yaml / values.yaml / args (extra `farm build` flags, one per line) / policy.yaml
-(fields of the environment policy, farm.core.policy.Policy, for the case), and either
+(fields of the environment policy, farm.core.policy.Policy, for the case) / charts/ (a chart folder,
+charts/<chart>/Chart.yaml: the case's chart renders are answered by `helm template` over it, with
+tests/helm_standin.py on PATH as helm, as `farm build --charts` answers them), and either
 expected.yaml (the exact output) or expected-error.txt (the exact `Error: ...` line on stderr;
 expected-refusal-class.txt beside it pins a policy refusal's class)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+from farm.charts import render_with_charts
 from farm.core import yamlio
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import DEFAULT_POLICY, Policy
 from farm.core.render import RenderRequest, ValuesLayer, render
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+STANDIN = GOLDEN.parent / "helm_standin.py"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/app.yaml"))
 
 
@@ -54,11 +59,24 @@ def _render(case: Path) -> bytes:
         sets=tuple(options["sets"]),
         namespace=options.get("namespace"),
     )
+    charts = case / "charts"
+    if charts.is_dir():
+        return render_with_charts(render, request, chart_dir=charts, policy=_policy(case)).manifests
     return render(request, policy=_policy(case)).manifests
 
 
+@pytest.fixture
+def helm_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in as the only ``helm`` on PATH."""
+    helm = tmp_path / "bin" / "helm"
+    helm.parent.mkdir()
+    helm.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", str(helm.parent))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_golden_case(case: Path) -> None:
+def test_golden_case(case: Path, helm_on_path: None) -> None:
     expected_error = case / "expected-error.txt"
     if expected_error.exists():
         with pytest.raises(CoreError) as caught:

@@ -3,6 +3,7 @@ deployment, service, serviceaccount)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -202,6 +203,23 @@ def test_security_context_contradictions_and_types() -> None:
 def test_claim_names_double_interior_hyphens() -> None:
     assert p.qualified_claim_name("my-app", "data") == "my--app-data"
     assert p.qualified_claim_name("a-b", "data") != p.qualified_claim_name("a", "b-data")
+
+
+def test_a_qualified_claim_name_over_253_characters_cuts_the_component_and_keeps_the_volume() -> None:
+    component = "-".join(["a"] * 100)  # escaped: 298 characters, past the limit alone
+    name = p.qualified_claim_name(component, "data-x")
+    digest = hashlib.sha256(component.replace("-", "--").encode()).hexdigest()[:10]
+    assert len(name) <= 253
+    assert name.endswith(f"-{digest}-data--x")
+    assert name.startswith("a--a--")
+    assert p.qualified_claim_name(component, "data-y") != name
+
+
+def test_the_longest_claim_name_a_document_can_give_is_kept_whole() -> None:
+    label = "-".join(["a"] * 32)  # 63 characters, the most hyphens a label holds
+    name = p.qualified_claim_name(label, label)
+    assert len(name) == 189
+    assert name == label.replace("-", "--") + "-" + label.replace("-", "--")
 
 
 def test_volume_rules() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,3 +118,74 @@ def fleet_env(tmp_path: Path, database_url: str) -> Iterator[FleetEnv]:
     storage = open_storage(settings)
     yield FleetEnv(settings, storage, load_configured_signer(settings))
     storage.close()
+
+
+HELM_APP = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: {name}
+  namespace: shop
+spec:
+  components:
+    - name: {name}
+      type: helm
+      properties:
+        delivery: template
+        chart: web
+        version: 1.2.0
+        source:
+          url: https://charts.example.com/stable
+        values:
+          image: ghcr.io/example/web:1.2.0
+"""
+HELM_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.2.0\n",
+    "values.yaml": "replicas: 2\n",
+    "templates/deployment.yaml": """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    spec:
+      containers:
+        - name: web
+          image: {{ .Values.image }}
+""",
+}
+HELM_STANDIN = Path(__file__).resolve().parent.parent / "helm_standin.py"
+
+
+def write_helm_app(catalog: Catalog, name: str) -> None:
+    """A helm ``delivery: template`` application in the catalog, its chart asked of a repository."""
+    folder = catalog.root / "applications" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "app.yaml").write_text(HELM_APP.format(name=name))
+
+
+def helm_environment(root: Path) -> dict[str, str]:
+    """PATH and stand-in settings for a process that renders charts: the stand-in as ``helm``
+    first on PATH, answering ``--repo`` requests from a repository folder written here (nothing is
+    fetched)."""
+    bin_dir = root / "helm-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    helm = bin_dir / "helm"
+    helm.write_text(f"#!{sys.executable}\n" + HELM_STANDIN.read_text())
+    helm.chmod(0o755)
+    for name, text in HELM_CHART.items():
+        path = root / "helm-repository" / "web" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HELM_STANDIN_REPOSITORY": str(root / "helm-repository"),
+        "HELM_STANDIN_LOG": str(root / "helm-argv.jsonl"),
+    }
+
+
+def no_helm_environment(root: Path) -> dict[str, str]:
+    """PATH of a process with no helm binary: an empty folder beside the interpreter's own."""
+    empty = root / "no-helm-bin"
+    empty.mkdir(parents=True, exist_ok=True)
+    return {"PATH": f"{empty}{os.pathsep}{Path(sys.executable).parent}"}

@@ -108,7 +108,7 @@ def test_a_cached_failure_is_reported_again_without_a_render(fleet_env: FleetEnv
 def test_internal_errors_are_never_cached(
     fleet_env: FleetEnv, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def crash(request: object) -> None:
+    def crash(request: object, **options: object) -> None:
         raise ZeroDivisionError("a handler bug")
 
     monkeypatch.setattr(jobs, "render", crash)
@@ -206,7 +206,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
     render = jobs.render
     taken: list[bool] = []
 
-    def taken_over(request: object) -> object:
+    def taken_over(request: object, **options: object) -> object:
         """While w1 renders its first target, the reconciler re-queues its job and w2 claims it."""
         if not taken and job_id in _stale_job_ids(fleet_env):
             taken.append(True)
@@ -214,7 +214,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
                 assert claim_job(session, job_id, worker="w2") is not None
         if then_fail:
             raise CoreError("refused after the takeover")
-        return render(request)  # type: ignore[arg-type]
+        return render(request, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(jobs, "render", taken_over)
     outcome = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)

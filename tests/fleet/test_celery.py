@@ -39,7 +39,7 @@ from farm.store import models
 from farm.store.context import Storage, open_storage
 from farm.store.db import session_scope
 
-from .conftest import make_catalog
+from .conftest import helm_environment, make_catalog, no_helm_environment, write_helm_app
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("FARM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -352,6 +352,40 @@ def test_a_broken_application_fails_only_its_own_targets_on_celery(
     targets = celery_farm.targets(summary["run_id"])
     assert {t.application for t in targets if t.state == "succeeded"} == {"app-0", "app-1", "app-2"}
     assert all(t.error_code == "invalid_property" for t in targets if t.state == "failed")
+
+
+def test_a_celery_worker_with_helm_on_its_path_renders_a_helm_template_application(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
+    write_helm_app(catalog, "charted")
+    environment = helm_environment(tmp_path)
+    celery_farm.env.update(environment)
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert summary["state"] == "completed"
+    assert summary["counts"]["succeeded"] == 4 and sum(summary["counts"].values()) == 4
+    assert all(name.startswith("celery@") for name in _celery_workers(celery_farm.jobs(summary["run_id"])))
+    output = celery_farm.farm("output", "charted/cluster-a")
+    assert output.returncode == 0, output.stderr
+    assert "kind: Deployment" in output.stdout and "image: ghcr.io/example/web:1.2.0" in output.stdout
+    asked = Path(environment["HELM_STANDIN_LOG"]).read_text().splitlines()
+    assert len(asked) == 2  # one chart render per target of the helm application
+
+
+def test_a_celery_worker_without_helm_fails_the_chart_targets_saying_a_helm_binary_is_needed(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
+    write_helm_app(catalog, "charted")
+    celery_farm.env.update(no_helm_environment(tmp_path))
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
+    assert summary["counts"]["succeeded"] == 2 and summary["counts"]["failed"] == 2
+    failures = summary["failures"]["chart_render_needed"]
+    assert {f["application"] for f in failures} == {"charted"}
+    assert all("needs a helm binary (helm template)" in f["message"] for f in failures)
+    assert all("the fleet workers run the helm on their PATH" in f["message"] for f in failures)
 
 
 def test_a_worker_killed_mid_batch_loses_no_target_and_writes_no_output_twice(

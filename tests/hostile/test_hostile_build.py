@@ -96,7 +96,9 @@ def write_app(folder: Path, name: str, image: str) -> Path:
 def test_a_fifty_megabyte_image_is_refused_without_echoing_it(tmp_path: Path) -> None:
     image = "registry.example/app:" + "a" * 50_000_000
     line = the_error_line(farm_build(write_app(tmp_path, "web", image), GOOD_PROFILE))
-    assert line.startswith('Error: component "web": image: image "registry.example/app:aaaa')
+    assert line.startswith(
+        'Error: component "web" (type "webservice") in document "web": image: image "registry.example/app:aaaa'
+    )
     assert f"… ({len(image)} characters)" in line
 
 

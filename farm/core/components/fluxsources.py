@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 from farm.core.durations import DurationError, format_duration, parse_duration
 from farm.core.errors import FieldError, PolicyRefusal
 from farm.core.fields import go_type_name
+from farm.core.names import shorten_name_with_suffix
 from farm.core.policy import REFUSAL_REGISTRY, Policy, refuse
 
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 DEFAULT_INTERVAL = "1h0m0s"  # 60m, written as Go's Duration.String()
-MAX_NAME = 253
 GCS_HOST = "storage.googleapis.com"
 
 _FLUX_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
@@ -56,17 +56,6 @@ def interval_or_default(value: Any, field: str = "interval") -> str:
         return DEFAULT_INTERVAL
     written = flux_duration(value, field)
     return DEFAULT_INTERVAL if written == "0s" else written
-
-
-def shorten_name_with_suffix(base: str, suffix: str, limit: int = MAX_NAME) -> str:
-    """``oam.ShortenNameWithSuffix``: keep the suffix; cut ``base`` to a prefix plus the first 10
-    hex digits of the sha256 of the whole base when the name would exceed ``limit``."""
-    name = base + suffix
-    if len(name) <= limit:
-        return name
-    digest = hashlib.sha256(base.encode()).hexdigest()[:10]
-    keep = limit - len(suffix) - len(digest) - 1
-    return f"{base[:keep].rstrip('-.')}-{digest}{suffix}"
 
 
 def generated_source_name(document: str, identity: str) -> str:

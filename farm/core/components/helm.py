@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 from farm.core.components import fluxsources as sources
 from farm.core.components import helmtemplate, rawobjects
 from farm.core.components.helmrelease import check_values, finish_spec, helmrelease_object
-from farm.core.errors import FieldError, PolicyRefusal
+from farm.core.errors import CoreError, FieldError, PolicyRefusal, from_terminal
 from farm.core.fields import go_type_name
-from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.names import is_dns1123_subdomain
 from farm.core.policy import REFUSAL_EXPLICIT_SECRET, Policy
 from farm.core.registry import ComponentType
@@ -76,6 +76,10 @@ GIT_REF_FIELDS = ("branch", "tag", "semver", "name", "commit")
 BUCKET_FIELDS = ("endpoint", "bucketName", "provider", "region", "prefix")
 BUCKET_PROVIDERS = ("generic", "aws", "gcp", "azure")
 VALUES_KEY = "values.json"
+ROLE_OF_VALUES = {
+    "ConfigMap": ("values-configmap", "valuesConfigMapName"),
+    "Secret": ("values-secret", "valuesSecretName"),
+}
 
 
 def _fail(message: str) -> FieldError:
@@ -389,9 +393,9 @@ def _values_object(kind: str, name: str, namespace: str, component: str, text: s
 
 def _values_setup(
     props: dict[str, Any], component: ComponentSpec, ctx: BuildContext, policy: Policy
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[NameClaim]]:
     """Inline values (or None), the valuesFrom entries the rule prepends, and the values
-    ConfigMap / Secret it emits."""
+    ConfigMap / Secret it emits, each with its name claim."""
     values = _optional_object(props, "values")
     secret_values = _optional_object(props, "secretValues")
     mode = props.get("valuesMode")
@@ -412,7 +416,7 @@ def _values_setup(
                 REFUSAL_EXPLICIT_SECRET,
             )
     entries: list[dict[str, Any]] = []
-    objects: list[dict[str, Any]] = []
+    claims: list[NameClaim] = []
     for kind, tree, suffix, name in (
         ("ConfigMap", values if mode == "configMap" else {}, "values", cm_name),
         ("Secret", secret_values, "secret-values", secret_name),
@@ -422,11 +426,20 @@ def _values_setup(
         text = _go_json(tree)
         if name and not is_dns1123_subdomain(name):
             raise _fail(f"{suffix} name {name!r}: must be a DNS-1123 subdomain of at most 253 characters")
-        name = name or _values_name(component.name, suffix, text)
-        entries.append({"kind": kind, "name": name, "valuesKey": VALUES_KEY})
-        objects.append(_values_object(kind, name, ctx.namespace, component.name, text))
+        resolved = name or _values_name(component.name, suffix, text)
+        entries.append({"kind": kind, "name": resolved, "valuesKey": VALUES_KEY})
+        obj = _values_object(kind, resolved, ctx.namespace, component.name, text)
+        claims.append(_values_claim(obj, kind, authored=bool(name)))
     inline = values if values and mode != "configMap" else None
-    return inline, entries, objects
+    return inline, entries, claims
+
+
+def _values_claim(obj: dict[str, Any], kind: str, authored: bool) -> NameClaim:
+    """The values ConfigMap / Secret is claimed, its default included; the seed words a collision
+    ``helm: naming the values ConfigMap: name collision: … (role "values-configmap", set by
+    valuesConfigMapName) …``."""
+    role, key = ROLE_OF_VALUES[kind]
+    return NameClaim(obj, role, key if authored else None, context=f"helm: naming the values {kind}: ")
 
 
 # --- the release ----------------------------------------------------------------------------
@@ -493,14 +506,18 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     props = component.properties
     check_keys(props, PROPERTIES, "")
     if _delivery(props) == "template":
-        return helmtemplate.build_template(_template_properties(props), component, ctx)
+        properties = _template_properties(props)
+        try:
+            return helmtemplate.build_template(properties, component, ctx)
+        except CoreError as exc:  # the helmtemplate terminal's own refusal
+            raise from_terminal(exc) from None
     _check_flux_only(props)
     source = _parse_source(props)
     generated = source.spec is not None
     if generated:
         _resolve_source_name(source, component, ctx)
         _check_source_policy(ctx.policy, source)
-    inline_values, prepended, values_objects = _values_setup(props, component, ctx, ctx.policy)
+    inline_values, prepended, values_claims = _values_setup(props, component, ctx, ctx.policy)
     spec: dict[str, Any] = {key: props[key] for key in FORWARDED if props.get(key) is not None}
     spec.update(_chart_fields(props, source, generated))
     if inline_values is not None:
@@ -520,7 +537,12 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
         document_objects.append(
             sources.source_object(source.kind, source.name, ctx.namespace, source.spec or {})
         )
-    return Generated(objects=[release, *values_objects], document_objects=document_objects)
+    authored_release = bool(_string(props, "helmReleaseName", "helmReleaseName"))
+    claims = [NameClaim(release, "helm-release", "properties.helmReleaseName" if authored_release else None)]
+    claims += values_claims
+    return Generated(
+        objects=[claim.obj for claim in claims], document_objects=document_objects, claims=claims
+    )
 
 
 # --- delivery: template ---------------------------------------------------------------------
@@ -590,7 +612,10 @@ def _template_properties(props: dict[str, Any]) -> dict[str, Any]:
 
 def _check_source_policy(policy: Policy, source: Source) -> None:
     """The generated source is held to its terminal's allowlist, with the terminal's refusal."""
-    sources.check_source_policy(policy, source.kind, source.spec or {})
+    try:
+        sources.check_source_policy(policy, source.kind, source.spec or {})
+    except CoreError as exc:
+        raise from_terminal(exc) from None
 
 
 HANDLER = ComponentType(
@@ -606,4 +631,5 @@ HANDLER = ComponentType(
         "v1 Secret",
     ),
     decode="lowering rule (hand-written, strict keys)",
+    lowering_rule=True,
 )

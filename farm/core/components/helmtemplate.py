@@ -57,8 +57,8 @@ MAX_RELEASE_NAME = 53
 WITHHELD = "the cause is withheld because it can repeat a sensitive value"
 NEEDS_HELM = (
     "rendering chart {chart} needs a helm binary (helm template), and this build has none: farm build "
-    "runs the helm on PATH, so install helm there, or have the cluster render the chart (helm with "
-    "delivery: flux)"
+    "and the fleet workers run the helm on their PATH, so install helm there, or have the cluster render "
+    "the chart (helm with delivery: flux)"
 )
 
 

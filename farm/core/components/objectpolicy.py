@@ -168,10 +168,10 @@ def check_image(image: Any, where: str) -> None:
     )
 
 
-def _unreadable(prefix: str, obj: dict[str, Any], cause: str) -> PolicyRefusal:
+def _unreadable(where: str, cause: str) -> PolicyRefusal:
+    """``where`` is ``<prefix>: <noun> <object>`` (``helmtemplate: rendered Deployment "ns/web"``)."""
     return PolicyRefusal(
-        f"{prefix}: object {describe(obj)}: the object cannot be read, so the environment policy cannot "
-        f"be checked: {cause}",
+        f"{where}: the object cannot be read, so the environment policy cannot be checked: {cause}",
         REFUSAL_UNREADABLE_OBJECT,
     )
 
@@ -219,7 +219,7 @@ def _check_storage(policy: Policy, claim_spec: Any, where: str) -> None:
         checks.check_storage_maximum(policy, str(storage), where)
 
 
-def _check_replicas(policy: Policy, obj: dict[str, Any], prefix: str, where: str) -> None:
+def _check_replicas(policy: Policy, obj: dict[str, Any], where: str) -> None:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     kind = obj.get("kind")
     if kind in _REPLICATED:
@@ -227,14 +227,12 @@ def _check_replicas(policy: Policy, obj: dict[str, Any], prefix: str, where: str
         if replicas is None:
             replicas = 1
         if isinstance(replicas, bool) or not isinstance(replicas, int):
-            raise _unreadable(prefix, obj, f"spec.replicas: must be an integer, got {go_type_name(replicas)}")
+            raise _unreadable(where, f"spec.replicas: must be an integer, got {go_type_name(replicas)}")
         checks.check_replicas(policy, replicas, f"{where}: spec.replicas")
     if kind == "HorizontalPodAutoscaler" and group_of(str(obj.get("apiVersion"))) == "autoscaling":
         maximum = spec.get("maxReplicas")
         if isinstance(maximum, bool) or not isinstance(maximum, int):
-            raise _unreadable(
-                prefix, obj, f"spec.maxReplicas: must be an integer, got {go_type_name(maximum)}"
-            )
+            raise _unreadable(where, f"spec.maxReplicas: must be an integer, got {go_type_name(maximum)}")
         checks.check_replicas(policy, maximum, f"{where}: spec.maxReplicas")
 
 
@@ -267,11 +265,11 @@ def check_object(policy: Policy, obj: dict[str, Any], prefix: str, noun: str = "
     in_core_or_group = group_of(api_version) in ("", "apps", "batch", "extensions") or kind in _CORE_GROUPS_OF
     if expected is not None and in_core_or_group and api_version != expected:
         raise _unreadable(
-            prefix, obj, f"{api_version} {kind} is not an API version this build reads (use {expected})"
+            where, f"{api_version} {kind} is not an API version this build reads (use {expected})"
         )
     if expected is not None and not isinstance(obj.get("spec", {}), dict):
-        raise _unreadable(prefix, obj, f"spec: must be an object, got {go_type_name(obj.get('spec'))}")
-    _check_replicas(policy, obj, prefix, where)
+        raise _unreadable(where, f"spec: must be an object, got {go_type_name(obj.get('spec'))}")
+    _check_replicas(policy, obj, where)
     if kind in _WORKLOADS and api_version == expected:
         template = pod_template_of(obj)
         pod_spec = template.get("spec") if isinstance(template, dict) else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from farm.core.components import fluxsources as sources
-from farm.core.errors import FieldError
+from farm.core.errors import CoreError, FieldError, from_terminal
 from farm.core.fields import go_type_name, parse_bool_field, parse_list_field, parse_object_field
 from farm.core.model import BuildContext, ComponentSpec, Generated, NameClaim
 from farm.core.names import is_dns1123_subdomain
@@ -223,7 +223,10 @@ def _claim(obj: dict[str, Any], role: str, authored: str, key: str) -> NameClaim
 def _check_source_policy(ctx: BuildContext, url: str) -> None:
     """The allowlist of the ocirepository terminal, refused in its words (``ocirepository: url: ...``):
     an explicit registry, a repository path, and a listed registry."""
-    sources.check_source_policy(ctx.policy, "OCIRepository", {"url": url})
+    try:
+        sources.check_source_policy(ctx.policy, "OCIRepository", {"url": url})
+    except CoreError as exc:
+        raise from_terminal(exc) from None
 
 
 HANDLER = ComponentType(
@@ -231,4 +234,5 @@ HANDLER = ComponentType(
     build=build,
     emits=("source.toolkit.fluxcd.io/v1 OCIRepository", "kustomize.toolkit.fluxcd.io/v1 Kustomization"),
     decode="lowering rule (hand-written parser)",
+    lowering_rule=True,
 )

@@ -36,7 +36,12 @@ from farm.core.fields import (
     parse_string_field,
     required_string_field,
 )
-from farm.core.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from farm.core.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    shorten_name_with_suffix,
+)
 from farm.core.quantity import QuantityError, canonical_quantity, parse_quantity
 
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
@@ -229,8 +234,11 @@ def _projected(source: dict[str, Any], path: str, key: str, out_key: str) -> dic
 
 
 def qualified_claim_name(component: str, volume: str) -> str:
-    """``<component>-<volume>`` with interior hyphens doubled in each half, so the join is unique."""
-    return f"{component.replace('-', '--')}-{volume.replace('-', '--')}"
+    """``<component>-<volume>`` with interior hyphens doubled in each half, so the join is unique;
+    over 253 characters the escaped component is cut and the escaped volume kept whole
+    (``oam.ShortenNameWithSuffix``). A document cannot reach the cut: both halves are DNS-1123
+    labels (the component names the main container), so the join holds at most 189 characters."""
+    return shorten_name_with_suffix(component.replace("-", "--"), "-" + volume.replace("-", "--"))
 
 
 def _volume_entry(entry: Any, index: int, out: Volumes) -> None:

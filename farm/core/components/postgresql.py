@@ -140,4 +140,5 @@ HANDLER = ComponentType(
         "postgresql.cnpg.io/v1 Database",
     ),
     decode="hand-written parser (lowering rule onto the cnpg kinds)",
+    lowering_rule=True,
 )

@@ -137,10 +137,12 @@ WEBSERVICE = ComponentType(
     build=build_webservice,
     emits=("apps/v1 Deployment", "v1 Service", "v1 ServiceAccount", "v1 PersistentVolumeClaim"),
     decode="lowering rule: deployment + service + serviceaccount members",
+    lowering_rule=True,
 )
 WORKER = ComponentType(
     name="worker",
     build=build_worker,
     emits=("apps/v1 Deployment", "v1 ServiceAccount", "v1 PersistentVolumeClaim"),
     decode="lowering rule: deployment + serviceaccount members",
+    lowering_rule=True,
 )
