@@ -43,12 +43,14 @@ class JobIdsFilter(logging.Filter):
 
 
 # The attributes every LogRecord has; anything else on a record came from ``extra=`` (an API
-# request's method, path, status, duration) and is written as a field of its own.
+# request's method, path, status, duration) and is written as a field of its own, except
+# uvicorn's ANSI-coloured copy of its message.
 _RECORD_ATTRIBUTES = frozenset(logging.makeLogRecord({}).__dict__) | {
     "message",
     "asctime",
     "run_id",
     "job_id",
+    "color_message",
 }
 
 

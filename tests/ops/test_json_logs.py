@@ -49,6 +49,7 @@ def _assert_run_lines(lines: list[dict], env: FleetEnv, run_id: str) -> None:
     assert {line["job_id"] for line in job_lines} == _job_ids(env, run_id)
     assert {line["run_id"] for line in job_lines} == {run_id}
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
+    assert not any("color_message" in line for line in lines)  # uvicorn's ANSI copy is left out
 
 
 @pytest.mark.timeout(120)
