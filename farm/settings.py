@@ -10,8 +10,10 @@ Variables:
 - ``FARM_HOME``: the embedded root (default ``.farm``).
 - ``FARM_DATABASE_URL``: ``postgresql+psycopg://…`` or ``sqlite:///…`` (default SQLite under home).
 - ``FARM_OBJECT_STORE``: a folder path, or ``s3://bucket[/prefix]`` (default ``<home>/objects``).
-- ``FARM_S3_ENDPOINT_URL``, ``FARM_S3_REGION``: for S3 or MinIO. Credentials come from boto3's
-  normal chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, profiles, instance roles).
+- ``FARM_S3_ENDPOINT_URL``, ``FARM_S3_REGION``: for S3 or MinIO.
+- ``FARM_S3_ACCESS_KEY_ID``, ``FARM_S3_SECRET_ACCESS_KEY``: the S3 credentials, both or neither.
+  When unset, boto3's normal chain is the fallback (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
+  profiles, instance roles). The secret is a ``SecretStr``: never shown in a repr or a message.
 - ``FARM_SIGNING_KEY``: path of the ed25519 private key (PEM). When set, the file must exist.
 - ``FARM_TRUSTED_SIGNERS``: a file of PEM public keys, or a folder of ``*.pub``/``*.pem`` files.
 - ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor. It has no default:
@@ -34,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "FARM_"
@@ -70,6 +72,8 @@ class FarmSettings(BaseSettings):
     object_store: str = ""
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
     signing_key: Path | None = None
     trusted_signers: Path | None = None
     broker_url: str | None = None
@@ -104,6 +108,11 @@ class FarmSettings(BaseSettings):
         }
         for name, value in defaults.items():
             object.__setattr__(self, name, value)
+        if (self.s3_access_key_id is None) != (self.s3_secret_access_key is None):
+            raise ValueError(
+                "FARM_S3_ACCESS_KEY_ID and FARM_S3_SECRET_ACCESS_KEY go together: set both, "
+                "or neither for boto3's own credentials (AWS_ACCESS_KEY_ID, profiles, roles)"
+            )
         return self
 
     @property
@@ -148,6 +157,9 @@ def load_settings(**overrides: object) -> FarmSettings:
     except ValidationError as error:
         problems = []
         for issue in error.errors():
-            field = ".".join(str(part) for part in issue["loc"]) or "settings"
-            problems.append(f"{ENV_PREFIX}{field.upper()}: {issue['msg']}")
+            field = ".".join(str(part) for part in issue["loc"])
+            if field:
+                problems.append(f"{ENV_PREFIX}{field.upper()}: {issue['msg']}")
+            else:  # a check across settings: its message names them (no input value is shown)
+                problems.append(issue["msg"].removeprefix("Value error, "))
         raise SettingsError("invalid farm settings: " + "; ".join(problems)) from None

@@ -127,6 +127,32 @@ def test_an_unreachable_s3_endpoint_names_the_store_and_its_settings(
     assert "FARM_S3_ENDPOINT_URL" in line
 
 
+def test_an_s3_failure_with_farm_credentials_never_shows_the_secret_access_key(
+    farm_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = farm_env | {
+        "FARM_OBJECT_STORE": "s3://farm-outputs",
+        "FARM_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+        "FARM_S3_REGION": "us-east-1",
+        "FARM_S3_ACCESS_KEY_ID": "farm-test",
+        "FARM_S3_SECRET_ACCESS_KEY": SECRET,
+    }
+    line = single_error(farm("gc", "--dry-run", env=env))  # single_error: the secret is in neither stream
+    assert line.startswith("Error: object store s3://farm-outputs: Could not connect to the endpoint URL")
+    assert "FARM_S3_ACCESS_KEY_ID/FARM_S3_SECRET_ACCESS_KEY" in line
+
+
+def test_an_s3_secret_without_its_access_key_id_is_refused_without_echoing_it(
+    farm_env: dict[str, str],
+) -> None:
+    env = farm_env | {"FARM_OBJECT_STORE": "s3://farm-outputs", "FARM_S3_SECRET_ACCESS_KEY": SECRET}
+    line = single_error(farm("runs", env=env))
+    assert line == (
+        "Error: invalid farm settings: FARM_S3_ACCESS_KEY_ID and FARM_S3_SECRET_ACCESS_KEY go together: "
+        "set both, or neither for boto3's own credentials (AWS_ACCESS_KEY_ID, profiles, roles)"
+    )
+
+
 def test_a_missing_signing_key_names_the_file_and_the_setting(
     farm_env: dict[str, str], tmp_path: Path
 ) -> None:

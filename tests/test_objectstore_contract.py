@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest_store import S3Bucket
+from s3_proxy import WriteRefusingProxy
 
 from farm.evidence.canonical import sha256_hex
 from farm.settings import load_settings
@@ -155,6 +158,62 @@ def test_object_store_from_settings(tmp_path: Path, s3_bucket: S3Bucket) -> None
         s3_bucket.client.get_object(Bucket=s3_bucket.name, Key=f"p/q/sha256/{digest}")["Body"].read()
         == b"through settings"
     )  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def signing_proxy(s3_bucket: S3Bucket) -> Iterator[WriteRefusingProxy]:
+    """A pass-through proxy in front of the moto server: it records who signed each request."""
+    proxy = WriteRefusingProxy(int(s3_bucket.endpoint.rsplit(":", 1)[1]))
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+def _signed_as(proxy: WriteRefusingProxy) -> set[str]:
+    """access key id/region of every SigV4 ``Authorization`` header the proxy saw."""
+    found = (re.search(r"Credential=([^/]+)/\d{8}/([^/]+)/s3/", header) for header in proxy.authorizations)
+    return {f"{match[1]}/{match[2]}" for match in found if match}
+
+
+def test_s3_credentials_and_region_come_from_farm_settings_with_no_aws_variable(
+    s3_bucket: S3Bucket, signing_proxy: WriteRefusingProxy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("FARM_S3_ACCESS_KEY_ID", "farm-settings-key")
+    monkeypatch.setenv("FARM_S3_SECRET_ACCESS_KEY", "farm-settings-secret")
+    monkeypatch.setenv("FARM_S3_REGION", "eu-central-1")
+    store = open_object_store(
+        load_settings(object_store=f"s3://{s3_bucket.name}/p", s3_endpoint_url=signing_proxy.url)
+    )
+    digest = store.put(b"signed with the farm's own credentials")
+    assert store.get(digest) == b"signed with the farm's own credentials"
+    assert _signed_as(signing_proxy) == {"farm-settings-key/eu-central-1"}
+
+
+def test_aws_variables_are_the_fallback_when_no_farm_s3_credentials_are_set(
+    s3_bucket: S3Bucket, signing_proxy: WriteRefusingProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("FARM_S3_ACCESS_KEY_ID", "FARM_S3_SECRET_ACCESS_KEY", "FARM_S3_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    store = open_object_store(
+        load_settings(object_store=f"s3://{s3_bucket.name}", s3_endpoint_url=signing_proxy.url)
+    )
+    store.put(b"signed with boto3's chain")
+    assert _signed_as(signing_proxy) == {"farm-test/us-east-1"}  # conftest_store's AWS_* variables
+
+
+def test_the_s3_secret_access_key_is_never_shown_by_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FARM_S3_ACCESS_KEY_ID", "farm-settings-key")
+    monkeypatch.setenv("FARM_S3_SECRET_ACCESS_KEY", "never-shown-secret")
+    settings = load_settings()
+    assert "never-shown-secret" not in repr(settings) + str(settings)
+    assert settings.s3_secret_access_key is not None
+    assert settings.s3_secret_access_key.get_secret_value() == "never-shown-secret"
 
 
 @pytest.mark.parametrize("location", ["s3://", "s3:///prefix"])

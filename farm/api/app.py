@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from farm.api.access_log import log_request
 from farm.api.routers import outputs, pages, runs
 from farm.api.security import require_read_token
 from farm.api.strict import refuse_unknown_query
@@ -59,4 +60,5 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
+    app.middleware("http")(log_request)
     return app

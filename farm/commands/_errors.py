@@ -92,7 +92,8 @@ def _broker(error: BaseException) -> str:
 def _object_store(error: BaseException) -> str:
     return (
         f"object store {_setting('object_store')}: {_one_line(error)} "
-        "(check FARM_OBJECT_STORE, FARM_S3_ENDPOINT_URL, FARM_S3_REGION and the AWS credentials)"
+        "(check FARM_OBJECT_STORE, FARM_S3_ENDPOINT_URL, FARM_S3_REGION and the credentials: "
+        "FARM_S3_ACCESS_KEY_ID/FARM_S3_SECRET_ACCESS_KEY, or boto3's AWS_* chain)"
     )
 
 

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from farm.catalog import CatalogError
 from farm.evidence.keys import load_configured_signer
+from farm.logs import configure_json_logging_if_asked
 from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
@@ -91,6 +92,7 @@ def run_command(
 ) -> None:
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
     settings = load_settings()
+    configure_json_logging_if_asked(settings.log_format)
     chosen = executor or ("celery" if settings.broker_url else settings.executor)
     if chosen not in ("local", "celery"):
         err.print(f"Error: --executor: must be local or celery, got {chosen!r}")

@@ -35,11 +35,13 @@ def serve_command(
     import uvicorn
 
     from farm.api import create_app
+    from farm.logs import configure_logging
     from farm.scheduler.service import prepare_database
     from farm.settings import load_settings
     from farm.store.context import open_storage
 
     settings = load_settings()
+    configure_logging(settings.log_format)  # a line per request (farm.api.access), text or JSON
     storage = open_storage(settings)
     prepare_database(storage)
     app = create_app(
@@ -48,7 +50,8 @@ def serve_command(
         settings.api_token,
         read_requires_token=settings.api_read_requires_token,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # uvicorn's own records go through the farm's handler; its access log is replaced by ours
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, log_level="info")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import socket
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -27,7 +28,10 @@ def worker_name(prefix: str = "local") -> str:
 
 def _init_local_worker(settings: FarmSettings) -> None:
     from farm.evidence.keys import load_configured_signer
+    from farm.logs import configure_json_logging_if_asked
     from farm.store.context import open_storage
+
+    configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
     _worker_state["storage"] = open_storage(settings)
     _worker_state["signer"] = load_configured_signer(settings)
@@ -99,3 +103,17 @@ class CeleryQueue:
         queue = self.queue_for(version)
         for job_id, batch_key in jobs:
             self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)
+
+
+def uses_celery(settings: FarmSettings) -> bool:
+    """The farm's executor when no command line says otherwise: Celery once a broker is set."""
+    return bool(settings.broker_url) or settings.executor == "celery"
+
+
+def dispatch(settings: FarmSettings, jobs: Sequence[tuple[str, str]]) -> None:
+    """Start the jobs without waiting for them: sent to the Celery workers (``uses_celery``), or
+    run on a local process pool in a background thread."""
+    if uses_celery(settings):
+        CeleryQueue(settings)(jobs)
+    else:
+        threading.Thread(target=run_local, args=(settings, jobs), daemon=True).start()

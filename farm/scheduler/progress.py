@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
+from farm.logs import job_log_context
 from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
@@ -25,6 +27,8 @@ COUNTED_STATES = (
     CACHED_FAILURE,
 )
 DONE_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState.CACHED.value, CACHED_FAILURE)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,10 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
         if run_has_open_jobs(session, run_id):
             return False
     with session_scope(storage.sessions) as session:
-        finalize_run(session, run_id)
+        finished = finalize_run(session, run_id)
+    if finished:  # only the process whose UPDATE finished the run says so
+        with job_log_context(run_id=run_id):
+            log.info("run finished")
     return True
 
 

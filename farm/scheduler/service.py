@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import difflib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.catalog import CatalogSnapshot, load_catalog
 from farm.core.errors import bound_message
+from farm.logs import job_log_context
 from farm.scheduler.planner import PlannedRun, plan_run
 from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope
 from farm.store.migrate import upgrade
 from farm.store.runs import latest_output_digest, newest_runs, targets_of_run
+
+log = logging.getLogger(__name__)
 
 
 def prepare_database(storage: Storage) -> None:
@@ -27,6 +31,14 @@ def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot
     planned = plan_run(
         storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
     )
+    with job_log_context(run_id=planned.run_id):
+        log.info(
+            "run planned: %d targets of %s, %d cached, %d jobs queued",
+            planned.total,
+            snapshot.name,
+            planned.cached,
+            len(planned.queued),
+        )
     return snapshot, planned
 
 

@@ -321,13 +321,20 @@ def parse_s3_location(location: str) -> tuple[str, str]:
 
 
 def s3_client(settings: FarmSettings) -> Any:
-    """A boto3 S3 client from the settings; credentials come from boto3's normal chain."""
+    """A boto3 S3 client from the settings: FARM_S3_ACCESS_KEY_ID/FARM_S3_SECRET_ACCESS_KEY when
+    set, otherwise boto3's normal chain (AWS_* variables, profiles, roles)."""
     import boto3
     from botocore.config import Config
 
     config = Config(s3={"addressing_style": "path"}) if settings.s3_endpoint_url else None
+    secret = settings.s3_secret_access_key
     return boto3.client(
-        "s3", endpoint_url=settings.s3_endpoint_url, region_name=settings.s3_region, config=config
+        "s3",
+        endpoint_url=settings.s3_endpoint_url,
+        region_name=settings.s3_region,
+        aws_access_key_id=settings.s3_access_key_id,
+        aws_secret_access_key=secret.get_secret_value() if secret is not None else None,
+        config=config,
     )
 
 

@@ -1,5 +1,7 @@
 """Servers of a fault test's own: Redis, PostgreSQL and moto's S3 on loopback ports of their own,
-so a test can stop and restart them without disturbing anything else on the machine.
+so a test can stop and restart them without disturbing anything else on the machine. moto keeps
+its buckets in memory, so the object store's fault is a proxy in front of it that refuses writes
+(``tests/s3_proxy.py``), not a restart.
 
 PostgreSQL is the machine's ``initdb``/``pg_ctl`` (found by glob under /usr/lib/postgresql at run
 time) on a cluster in a temporary folder, run as the ``postgres`` user when the tests run as root
@@ -23,8 +25,10 @@ from pathlib import Path
 
 import pytest
 from fleet.test_celery import farm_source  # noqa: F401 - the fixture, shared with the fleet tests
+from s3_proxy import WriteRefusingProxy
 
 START_SECONDS = 30.0
+S3_BUCKET = "farm-fault"
 
 
 def free_port() -> int:
@@ -141,9 +145,8 @@ class PostgresServer:
 
 @dataclass
 class MotoServer:
-    """moto's standalone S3 server, stoppable and restartable on the same port. Its buckets live
-    in memory: ``restart`` re-creates ``bucket`` (empty), as an object store back after an outage
-    with its data would not be; tests that need the data across a stop use ``pause``/``resume``."""
+    """moto's standalone S3 server. Its buckets live in memory, so a restart would lose every blob
+    (the snapshot's requests too): the object store's outage is ``WriteRefusingProxy`` in front."""
 
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
@@ -212,14 +215,18 @@ class FaultFarm:
     postgres: PostgresServer
 
 
-@pytest.fixture
-def fault_farm(
+@contextlib.contextmanager
+def _farm_on(
     tmp_path: Path,
     key_dir: Path,
-    own_redis: RedisServer,
-    own_postgres: PostgresServer,
+    redis_server: RedisServer,
+    postgres: PostgresServer,
     farm_source: Path,  # noqa: F811
+    objects: dict[str, str],
+    own_objects: dict[str, str] | None = None,
 ) -> Iterator[FaultFarm]:
+    """A farm on the test's own servers; ``objects`` are the FARM_* settings of its object store
+    for the farm's processes, ``own_objects`` the test's own view of it (default the same)."""
     from fleet.test_celery import CeleryFarm
 
     from farm.settings import load_settings
@@ -230,14 +237,14 @@ def fault_farm(
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
     env |= {
         "FARM_HOME": str(tmp_path / ".farm"),
-        "FARM_DATABASE_URL": own_postgres.url,
-        "FARM_OBJECT_STORE": str(tmp_path / "objects"),
+        "FARM_DATABASE_URL": postgres.url,
         "FARM_SIGNING_KEY": str(key_dir / "signing.key"),
         "FARM_TRUSTED_SIGNERS": str(trusted),
-        "FARM_BROKER_URL": own_redis.url,
+        "FARM_BROKER_URL": redis_server.url,
         "FARM_CELERY_QUEUE": "farm-fault",
         "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": str(farm_source),
+        **objects,
     }
     subprocess.run(
         [sys.executable, "-m", "farm", "db", "upgrade"],
@@ -247,13 +254,65 @@ def fault_farm(
         capture_output=True,
         timeout=120,
     )
-    settings = load_settings(
-        home=env["FARM_HOME"], database_url=env["FARM_DATABASE_URL"], object_store=env["FARM_OBJECT_STORE"]
-    )
+    view = {name.removeprefix("FARM_").lower(): value for name, value in (own_objects or objects).items()}
+    settings = load_settings(home=env["FARM_HOME"], database_url=env["FARM_DATABASE_URL"], **view)
     farm = CeleryFarm(tmp_path, env, "farm-fault", open_storage(settings))
     try:
-        yield FaultFarm(farm, own_redis, own_postgres)
+        yield FaultFarm(farm, redis_server, postgres)
     finally:
         for process in farm.workers:
             farm.kill(process)
         farm.storage.close()
+
+
+@pytest.fixture
+def fault_farm(
+    tmp_path: Path,
+    key_dir: Path,
+    own_redis: RedisServer,
+    own_postgres: PostgresServer,
+    farm_source: Path,  # noqa: F811
+) -> Iterator[FaultFarm]:
+    objects = {"FARM_OBJECT_STORE": str(tmp_path / "objects")}
+    with _farm_on(tmp_path, key_dir, own_redis, own_postgres, farm_source, objects) as farm:
+        yield farm
+
+
+@dataclass
+class S3FaultFarm(FaultFarm):
+    """A fault farm whose blobs go to its own moto server through a write-refusing proxy."""
+
+    s3: MotoServer | None = None
+    proxy: WriteRefusingProxy | None = None
+    bucket: str = S3_BUCKET
+
+
+@pytest.fixture
+def s3_fault_farm(
+    tmp_path: Path,
+    key_dir: Path,
+    own_redis: RedisServer,
+    own_postgres: PostgresServer,
+    own_s3: MotoServer,
+    farm_source: Path,  # noqa: F811
+) -> Iterator[S3FaultFarm]:
+    import boto3
+
+    credentials = {"FARM_S3_ACCESS_KEY_ID": "farm-fault", "FARM_S3_SECRET_ACCESS_KEY": "farm-fault-secret"}
+    boto3.client(
+        "s3",
+        endpoint_url=own_s3.url,
+        region_name="us-east-1",
+        aws_access_key_id="farm-fault",
+        aws_secret_access_key="farm-fault-secret",
+    ).create_bucket(Bucket=S3_BUCKET)
+    proxy = WriteRefusingProxy(own_s3.port)
+    proxy.start()
+    store = {"FARM_OBJECT_STORE": f"s3://{S3_BUCKET}/objects", "FARM_S3_REGION": "us-east-1", **credentials}
+    objects = store | {"FARM_S3_ENDPOINT_URL": proxy.url}
+    direct = store | {"FARM_S3_ENDPOINT_URL": own_s3.url}  # the test's checks never pass the proxy
+    try:
+        with _farm_on(tmp_path, key_dir, own_redis, own_postgres, farm_source, objects, direct) as farm:
+            yield S3FaultFarm(farm.farm, farm.redis, farm.postgres, own_s3, proxy)
+    finally:
+        proxy.stop()

@@ -1,4 +1,4 @@
-"""Infrastructure faults on a farm of its own (Redis, PostgreSQL on their own loopback ports):
+"""Infrastructure faults on a farm of its own (Redis, PostgreSQL, S3 on their own loopback ports):
 each run ends with every target rendered once, nothing lost and nothing written twice."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sqlalchemy import select
 from farm.store import models
 from farm.store.db import session_scope
 
-from .conftest import FaultFarm
+from .conftest import FaultFarm, S3FaultFarm
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -135,3 +135,43 @@ def test_postgresql_unreachable_for_seconds_mid_run_the_run_completes(
     with session_scope(farm.storage.sessions) as session:
         outputs = set(session.scalars(select(models.RenderOutput.digest)))
     assert {target.output_digest for target in farm.targets(run_id)} == outputs
+
+
+REFUSAL_SECONDS = 4.0
+
+
+def _blobs_of_rows(farm) -> set[str]:
+    """Every digest a row points at: outputs, targets' outputs and the evidence envelopes."""
+    with session_scope(farm.storage.sessions) as session:
+        outputs = set(session.scalars(select(models.RenderOutput.digest)))
+        targets = set(session.scalars(select(models.RenderTarget.output_digest)))
+        envelopes = set(session.scalars(select(models.EvidenceRecord.envelope_digest)))
+    return (outputs | targets | envelopes) - {None}
+
+
+@pytest.mark.parametrize("refusal", ["503", "reset"])
+def test_the_object_store_refusing_writes_mid_run_loses_and_duplicates_nothing(
+    s3_fault_farm: S3FaultFarm, tmp_path, refusal: str
+) -> None:
+    import time
+
+    farm, proxy = s3_fault_farm.farm, s3_fault_farm.proxy
+    catalog = make_catalog(tmp_path / "catalog", apps=20)
+    run_id = farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")["run_id"]
+    farm.start_worker()
+    _wait_for_first_batch(farm, run_id)
+    with proxy.refusing_writes(refusal):  # 503 ServiceUnavailable, or the connection reset
+        assert any(job.state in OPEN_JOB_STATES for job in farm.jobs(run_id)), "must land mid-run"
+        wait_until(lambda: proxy.refused > 0, "a worker's PUT to be refused", check=farm.check_workers_alive)
+        time.sleep(REFUSAL_SECONDS)
+        # blob before row: while no blob can be written, no job records anything
+        recorded = {job.id for job in farm.jobs(run_id) if job.state == "succeeded"}
+        time.sleep(1.0)
+        assert {job.id for job in farm.jobs(run_id) if job.state == "succeeded"} == recorded
+    _finish(farm, run_id)
+    assert proxy.refused > 0
+    assert max(job.attempts for job in farm.jobs(run_id)) >= 2, "a refused job must have been claimed again"
+    assert _counts(farm, run_id) == {"jobs": 20, "outputs": 59, "duplicates": 0, "lost": 0}
+    # no row points at a missing blob (the test's storage reads moto directly, not the proxy)
+    missing = {digest for digest in _blobs_of_rows(farm) if not farm.storage.objects.exists(digest)}
+    assert missing == set()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import threading
 from datetime import datetime
 from typing import Annotated
 
@@ -12,7 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.security import require_token
-from farm.scheduler.executors import run_local
+from farm.scheduler.executors import dispatch
 from farm.scheduler.progress import run_summary
 from farm.scheduler.service import plan_catalog
 from farm.store.context import Storage
@@ -166,8 +165,9 @@ def list_targets(
 
 @router.post("/runs", status_code=202, dependencies=[Depends(require_token)])
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
-    """Plan a run of a configured catalog (named by its fleet name) and execute it in a background
-    thread with the local executor, through the same scheduler service as ``farm run``."""
+    """Plan a run of a configured catalog (named by its fleet name) through the same scheduler
+    service as ``farm run`` and start its jobs: on the Celery workers when the farm has a broker,
+    else on a local pool in a background thread."""
     folder = request.app.state.catalogs.get(body.catalog)
     if folder is None:
         raise HTTPException(
@@ -175,5 +175,6 @@ def trigger_run(request: Request, body: TriggerBody) -> Triggered:
         )
     storage = _storage(request)
     _, planned = plan_catalog(storage, folder)
-    threading.Thread(target=run_local, args=(storage.settings, planned.queued), daemon=True).start()
+    request.state.run_id = planned.run_id  # for the request's log line
+    dispatch(storage.settings, planned.queued)
     return Triggered(run_id=planned.run_id, queued_jobs=len(planned.queued))
