@@ -235,10 +235,11 @@ def find_due(
     snapshot: CatalogSnapshot | None,
     trusted_keyids: frozenset[str],
     lease: timedelta = CLAIM_LEASE,
+    abandoned_after: timedelta = ABANDONED_AFTER,
 ) -> list[tuple[str, str]]:
     """The beat's finder: recover abandoned runs, bring every state up to ``snapshot`` (today's
     catalog, when the beat has one), then claim the due subjects."""
-    recover_abandoned_runs(storage)
+    recover_abandoned_runs(storage, abandoned_after)
     if snapshot is not None:
         refresh_all(storage, snapshot, trusted_keyids, "beat")
     return claim_due(storage, lease)
