@@ -456,4 +456,5 @@ BLOB_REFERENCES = (
     EvidenceRecord.envelope_digest,
     RenderTarget.request_digest,
     AuditRecord.envelope_digest,
+    QualificationEvidence.envelope_digest,
 )
