@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from functools import cache
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -17,6 +18,9 @@ from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
 from workers.schedule import AUDIT_TASK
+
+if TYPE_CHECKING:
+    from farm.catalog import CatalogSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +89,8 @@ def find_due_qualifications() -> int:
     return len(due)
 
 
-def _qualification_catalog():  # -> CatalogSnapshot | None
+def _qualification_catalog() -> CatalogSnapshot | None:
+    """Today's catalog for the finder (FARM_QUALIFICATION_CATALOG), None when unset or broken."""
     from farm.catalog import CatalogError, load_catalog
 
     catalog = _storage().settings.qualification_catalog

@@ -10,6 +10,7 @@ Subjects and their resolved digests come from the catalog snapshot (``farm/profi
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -118,7 +119,8 @@ def qualify_subject(
         execute(planned.queued)
         wait(planned.run_id)
     except BaseException:
-        _abandon(storage, snapshot, qualification_run_id, trusted_keyids)
+        with contextlib.suppress(Exception):  # if storage is what failed, the finder recovers it
+            _abandon(storage, qualification_run_id, today, trusted_keyids, cluster, selection)
         raise
     outputs = run_outputs(storage, planned.run_id)
     succeeded = bool(outputs) and all(
@@ -160,12 +162,16 @@ def qualify_subject(
 
 
 def _abandon(
-    storage: Storage, snapshot: CatalogSnapshot, run_id: int, trusted_keyids: frozenset[str]
+    storage: Storage, run_id: int, today: Today, trusted_keyids: frozenset[str], cluster: str, selection: str
 ) -> None:
     """A qualification that raised: its run is ``errored`` (not left ``running``), state refreshed."""
+    now = utcnow()
     with session_scope(storage.sessions) as session:
         records.error_run(session, run_id)
-    refresh_all(storage, snapshot, trusted_keyids, "qualification errored")
+        subject = records.ensure_subject(session, cluster, selection, now)
+        records.refresh_state(
+            session, subject, today, trusted_keyids, now, max_age(storage), "qualification errored"
+        )
 
 
 def refresh_all(
@@ -245,7 +251,7 @@ def find_due(
     return claim_due(storage, lease)
 
 
-ON_RUN_OFF, ON_RUN_STALE, ON_RUN_REQUALIFY = "off", "stale", "requalify"
+ON_RUN_OFF, ON_RUN_REQUALIFY = "off", "requalify"  # and "stale", the default
 
 
 def after_fleet_run(
@@ -267,6 +273,14 @@ def after_fleet_run(
     refresh_all(storage, snapshot, trusted, "fleet run")
     if settings.qualification_on_run != ON_RUN_REQUALIFY:
         return []
+    return _requalify(storage, snapshot, source, executor, trusted)
+
+
+def _requalify(
+    storage: Storage, snapshot: CatalogSnapshot, source: str, executor: str, trusted: frozenset[str]
+) -> list[tuple[str, str]]:
+    """Claim every stale subject and qualify it again on ``executor``."""
+    settings = storage.settings
     stale = claim_due(storage, states=("stale",))
     if executor == "celery":
         queue = CeleryQueue(settings)
