@@ -122,3 +122,9 @@ def _compare_owned(recorded: dict[str, list[str]], resolved: ResolvedClusterProf
                 f"{where}: ownedPaths of capability {capability!r} recorded as {sorted(theirs)},"
                 f" the declaration owns {sorted(ours)}",
             )
+
+
+def selection_of(envelope: bytes) -> str:
+    """The ``name=value`` an envelope records ("" when unprofiled); use after ``check_envelope``."""
+    selected = _decode(envelope, "envelope").get("selectedProfile")
+    return f"{selected['name']}={selected['value']}" if isinstance(selected, dict) else ""
