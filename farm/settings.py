@@ -26,6 +26,11 @@ Variables:
 - ``FARM_AUDIT_SAMPLE``: targets the scheduled ``farm audit`` re-renders from the latest run
   (default 0: the beat entry is off).
 - ``FARM_AUDIT_INTERVAL``: seconds between scheduled audits (default 86400, one day).
+- ``FARM_QUALIFICATION_MAX_AGE_DAYS``: qualification evidence older than this is expired (30).
+- ``FARM_QUALIFICATION_CATALOG``: the catalog folder the beat's re-qualification reads.
+- ``FARM_QUALIFICATION_ON_RUN``: ``stale`` (default): ``farm run`` marks the subjects whose
+  evidence its catalog no longer matches stale; ``requalify``: and qualifies them again;
+  ``off``: a run leaves qualification alone.
 - ``FARM_LOG_FORMAT``: ``text`` (default) or ``json`` (one JSON object a line, with run and job ids).
 """
 
@@ -87,6 +92,8 @@ class FarmSettings(BaseSettings):
     qualification_max_age_days: int = Field(default=30, ge=1)
     # the catalog folder the scheduled re-qualification reads (FARM_QUALIFICATION_CATALOG)
     qualification_catalog: Path | None = None
+    # what `farm run` does to qualification afterwards (FARM_QUALIFICATION_ON_RUN)
+    qualification_on_run: Literal["off", "stale", "requalify"] = "stale"
     api_token: str | None = None
     api_read_requires_token: bool = False
 

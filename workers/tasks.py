@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cache
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from farm.evidence.keys import Signer, load_configured_signer
 from farm.scheduler.audit import scheduled_audit
-from farm.scheduler.executors import RENDER_TASK, CeleryQueue, worker_name
-from farm.scheduler.fingerprint import core_version, versioned_queue
+from farm.scheduler.executors import QUALIFY_TASK, RENDER_TASK, CeleryQueue, worker_name
 from farm.scheduler.jobs import run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
 from workers.schedule import AUDIT_TASK
+
+if TYPE_CHECKING:
+    from farm.catalog import CatalogSnapshot
+
+log = logging.getLogger(__name__)
 
 INFRASTRUCTURE_ERRORS = (
     OperationalError,
@@ -69,20 +75,35 @@ def audit_latest_run() -> str | None:
 
 @app.task(name="farm.qualification.find_due")
 def find_due_qualifications() -> int:
-    """Beat: enqueue the qualification of every due subject, once each (claimed in SQL)."""
-    from datetime import timedelta
+    """Beat: recover abandoned qualification runs, refresh every state against the catalog named
+    by FARM_QUALIFICATION_CATALOG, and enqueue the qualification of every due subject, once each
+    (claimed in SQL), on this core's queue."""
+    from farm.evidence.keys import load_configured_trust
+    from farm.qualification.service import find_due
 
-    from farm.qualification.service import claim_due
-
-    due = claim_due(_storage(), timedelta(hours=1))
+    storage = _storage()
+    due = find_due(storage, _qualification_catalog(), frozenset(load_configured_trust(storage.settings)))
+    queue = CeleryQueue(storage.settings, client=app)
     for cluster, selection in due:
-        qualify_subject_task.apply_async(
-            args=[cluster, selection], queue=versioned_queue(_storage().settings.celery_queue, core_version())
-        )
+        queue.send_qualification(cluster, selection)
     return len(due)
 
 
-@app.task(name="farm.qualification.qualify")
+def _qualification_catalog() -> CatalogSnapshot | None:
+    """Today's catalog for the finder (FARM_QUALIFICATION_CATALOG), None when unset or broken."""
+    from farm.catalog import CatalogError, load_catalog
+
+    catalog = _storage().settings.qualification_catalog
+    if catalog is None:
+        return None
+    try:
+        return load_catalog(catalog)
+    except CatalogError as error:
+        log.error("FARM_QUALIFICATION_CATALOG %s does not load: %s", catalog, error)
+        return None
+
+
+@app.task(name=QUALIFY_TASK)
 def qualify_subject_task(cluster: str, selection: str) -> str:
     """Qualify one subject of the catalog named by FARM_QUALIFICATION_CATALOG; its jobs run here."""
     from farm.catalog import load_catalog

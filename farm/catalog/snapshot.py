@@ -209,16 +209,22 @@ class CatalogSnapshot:
             blobs += app.documents()
         blobs += [cluster.profile_yaml for cluster in self.clusters]
         blobs += [data for _, data in self.profile_documents]
-        resolved = {  # the resolved ClusterProfile and envelope of each profiled selection
-            blob
-            for entry in self.target_requests
-            if entry.request.resolved_profile is not None
-            for blob in (entry.request.cluster_profile, entry.request.resolved_profile)
-        }
-        return blobs + sorted(resolved)
+        return blobs + self.resolved_documents
+
+    @cached_property
+    def resolved_documents(self) -> list[bytes]:
+        """The resolved ClusterProfile and envelope of every declared value, whether a target
+        selects it or only its qualification renders it: part of the snapshot, so they stay
+        stored (and ``farm gc`` keeps them) while the snapshot does."""
+        blobs = set()
+        for cluster, name, value in self.subjects():
+            if name and self.cluster(cluster).problem is None:
+                resolved = self.resolved_for(cluster, Selection(name, value))
+                blobs.update((resolved.effective, resolved.envelope))
+        return sorted(blobs)
 
     def content(self) -> dict:
-        return {
+        content = {
             "name": self.name,
             "fleet": digest_bytes(self.fleet_yaml),
             "applications": {a.name: a.content() for a in self.applications},
@@ -229,6 +235,9 @@ class CatalogSnapshot:
                 for t in self.target_requests
             ],
         }
+        if self.resolved_documents:  # absent when nothing is profiled: those digests never change
+            content["resolved"] = sorted(digest_bytes(blob) for blob in self.resolved_documents)
+        return content
 
     @cached_property
     def manifest(self) -> bytes:

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from farm.catalog import CatalogError
 from farm.evidence.keys import load_configured_signer
 from farm.logs import configure_json_logging_if_asked
+from farm.qualification.service import after_fleet_run
 from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
@@ -112,9 +113,10 @@ def run_command(
         run_local(settings, planned.queued, processes=processes or None)
     else:
         CeleryQueue(settings)(planned.queued)
-        if not wait:
-            _print_summary(run_summary(storage, planned.run_id), storage, as_json)
-            return
+    after_fleet_run(storage, snapshot, str(Path(catalog).resolve()), chosen)  # FARM_QUALIFICATION_ON_RUN
+    if chosen == "celery" and not wait:
+        _print_summary(run_summary(storage, planned.run_id), storage, as_json)
+        return
     summary = _wait_with_progress(storage, planned.run_id, show)
     _print_summary(summary, storage, as_json)
     if summary.failed:

@@ -7,8 +7,12 @@ from sqlalchemy.orm import Session
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
+from farm.profiles import ProfileError
+from farm.profiles.gate import check_envelope, selection_of
+from farm.scheduler.envelopes import catalog_inputs
 from farm.store import qualification as records
-from farm.store.objects import ObjectStore
+from farm.store.models import FleetRun, QualificationEvidence, QualificationSubject
+from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 
 
 def verify_qualifications(
@@ -31,7 +35,7 @@ def verify_qualifications(
             expected_subject_digest=evidence.subject_digest,
             expect_profiled=subject.selection != "",
         )
-        failures += found
+        failures += found + _gate(session, objects, evidence, subject, target)
         if parsed is not None and (parsed.cluster, parsed.selection, parsed.run_id) != (
             subject.cluster_profile,
             subject.selection,
@@ -41,3 +45,38 @@ def verify_qualifications(
                 Failure("qualification.record_mismatch", target, "the statement names another subject or run")
             )
     return len(rows), failures
+
+
+def _gate(
+    session: Session,
+    objects: ObjectStore,
+    evidence: QualificationEvidence,
+    subject: QualificationSubject,
+    target: str,
+) -> list[Failure]:
+    """The envelope a profiled statement names, through the envelope gate: stored, and exactly what
+    the snapshot of the statement's fleet run resolves the subject's selection to."""
+    if not subject.selection:
+        return []
+    run = session.get(FleetRun, evidence.run_id)
+    if run is None:
+        return [Failure("qualification.run_unknown", target, f"fleet run {evidence.run_id} is not recorded")]
+    try:
+        base, declaration = catalog_inputs(objects, run.snapshot_digest, subject.cluster_profile)
+        envelope = objects.get(evidence.subject_digest)
+        check_envelope(
+            envelope,
+            base,
+            f"{subject.cluster_profile}.yaml",
+            declaration,
+            expected_digest=evidence.subject_digest,
+        )
+    except ProfileError as error:
+        return [Failure(error.code, target, error.message)]
+    except (BlobMissingError, BlobCorruptError) as error:
+        return [Failure("qualification.envelope_unreadable", target, str(error))]
+    if selection_of(envelope) != subject.selection:
+        return [
+            Failure("envelope.forged_or_stale", target, "the envelope selects another value than the subject")
+        ]
+    return []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from farm.core import yamlio
+
 DESCRIPTOR: tuple[tuple[str, str], ...] = (
     ("expose", "controllerType"),
     ("certificates", "issuerRef.kind"),
@@ -39,3 +41,16 @@ def descriptor_identity(
     capability_keys: Iterable[str], descriptor: Iterable[tuple[str, str]] = DESCRIPTOR
 ) -> str:
     return identity_for(descriptor_entries(capability_keys, descriptor))
+
+
+def cluster_profile_identity(cluster_profile: bytes, source: str = "ClusterProfile") -> str:
+    """The descriptor identity of a ClusterProfile document's capabilities.
+
+    Read with the farm's yaml.v3 loader (``farm.core.yamlio``), as the core reads the document it
+    renders: ``on:`` is the string key ``on`` and a plain ``=`` is the string ``=``, where
+    PyYAML's YAML 1.1 resolver would make a boolean or refuse the value tag.
+    """
+    document = yamlio.load(cluster_profile, source=source) or {}
+    spec = document.get("spec") if isinstance(document, dict) else None
+    capabilities = spec.get("capabilities") if isinstance(spec, dict) else None
+    return descriptor_identity([str(key) for key in capabilities] if isinstance(capabilities, dict) else [])

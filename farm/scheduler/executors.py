@@ -19,6 +19,7 @@ from typing import Any
 from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
 RENDER_TASK = "farm.render_job"
+QUALIFY_TASK = "farm.qualification.qualify"
 _worker_state: dict = {}
 
 
@@ -103,6 +104,11 @@ class CeleryQueue:
         queue = self.queue_for(version)
         for job_id, batch_key in jobs:
             self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)
+
+    def send_qualification(self, cluster: str, selection: str) -> None:
+        """Send the qualification of one subject (ids only: the worker reads the catalog named by
+        ``FARM_QUALIFICATION_CATALOG``) to this core's queue."""
+        self.client.send_task(QUALIFY_TASK, args=(cluster, selection), queue=self.queue_for())
 
 
 def uses_celery(settings: FarmSettings) -> bool:

@@ -36,6 +36,7 @@ from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.profiles import ProfileError
 from farm.profiles.locks import check_request_locks
+from farm.scheduler.envelopes import check_request_envelope
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.progress import finalize_run_if_done
 from farm.store.context import Storage
@@ -176,6 +177,11 @@ def _run_target(
         return
     request = _fetch(storage, target, batch)
     if request is None:
+        return
+    try:  # the envelope is recomputed from the snapshot, never trusted (a forgery is not cached)
+        check_request_envelope(storage.objects, job.snapshot_digest, target.cluster_profile, request)
+    except ProfileError as error:
+        batch.fail(target, error.code, error.message)
         return
     try:
         check_request_locks(request)  # before anything is rendered or written

@@ -427,6 +427,8 @@ class QualificationRun(Base):
     subject_digest: Mapped[str] = mapped_column(Digest)
     state: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # the fleet run rendering the subject, once planned (no foreign key: runs may be pruned)
+    fleet_run_id: Mapped[str | None] = mapped_column(String(32))
 
 
 class QualificationEvent(Base):
@@ -454,4 +456,5 @@ BLOB_REFERENCES = (
     EvidenceRecord.envelope_digest,
     RenderTarget.request_digest,
     AuditRecord.envelope_digest,
+    QualificationEvidence.envelope_digest,
 )

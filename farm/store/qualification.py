@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from farm.evidence.qualification import Qualification
 from farm.qualification.states import UNQUALIFIED, Derived, EvidenceRecord, RunRecord, Today, derive_state
 from farm.store.models import (
+    FleetRun,
     QualificationEvent,
     QualificationEvidence,
     QualificationRun,
@@ -46,6 +47,49 @@ def start_run(
     session.add(run)
     session.flush()
     return run
+
+
+def attach_fleet_run(session: Session, run_id: int, fleet_run_id: str) -> None:
+    """Record the fleet run that renders the subject of qualification run ``run_id``."""
+    session.execute(
+        update(QualificationRun).where(QualificationRun.id == run_id).values(fleet_run_id=fleet_run_id)
+    )
+
+
+def abandoned_runs(session: Session, before: datetime) -> list[QualificationRun]:
+    """Runs still ``running`` whose process is gone: started before ``before`` and either never
+    given a fleet run, or given one that finished before ``before`` (a live qualification
+    records its outcome moments after its fleet run finishes)."""
+    return list(
+        session.scalars(
+            select(QualificationRun)
+            .outerjoin(FleetRun, FleetRun.id == QualificationRun.fleet_run_id)
+            .where(
+                QualificationRun.state == "running",
+                QualificationRun.created_at < before,
+                or_(
+                    QualificationRun.fleet_run_id.is_(None),
+                    FleetRun.id.is_(None),
+                    and_(FleetRun.finished_at.is_not(None), FleetRun.finished_at < before),
+                ),
+            )
+            .order_by(QualificationRun.id)
+        )
+    )
+
+
+def error_run(session: Session, run_id: int) -> bool:
+    """``running`` → ``errored``, conditionally: False when the run finished meanwhile."""
+    result = session.execute(
+        update(QualificationRun)
+        .where(QualificationRun.id == run_id, QualificationRun.state == "running")
+        .values(state="errored")
+    )
+    return result.rowcount == 1
+
+
+def subject_by_id(session: Session, subject_id: int) -> QualificationSubject | None:
+    return session.get(QualificationSubject, subject_id)
 
 
 def finish_run(session: Session, run_id: int, state: str) -> None:

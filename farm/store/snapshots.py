@@ -94,7 +94,8 @@ def _insert_documents(session: Session, snapshot: CatalogSnapshot) -> None:
 
 
 def manifest_references(manifest: bytes) -> set[str]:
-    """Every blob a snapshot manifest names: its documents and its targets' requests.
+    """Every blob a snapshot manifest names: its documents (the resolved ClusterProfiles of its
+    declared values too) and its targets' requests.
 
     A snapshot's blobs stay live while its row exists, so ``farm gc`` never takes a document
     (``kurel.yaml``, a values file) that a queued job of a run of that snapshot still needs.
@@ -105,6 +106,7 @@ def manifest_references(manifest: bytes) -> set[str]:
         digests.update(d for d in (app["app"], app["package"], app["values"]) if d is not None)
         digests.update(app["clusterValues"].values())
     digests.update(target[3] for target in content["targets"])
+    digests.update(content.get("resolved", ()))  # every declared value's resolved ClusterProfile
     return digests
 
 

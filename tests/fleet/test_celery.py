@@ -559,3 +559,65 @@ def _scrape_or_none(port: int) -> dict[str, float] | None:
         return _scrape(port)
     except OSError:
         return None
+
+
+EXAMPLE_FLEET = ROOT / "examples" / "fleet"
+
+
+def _board(farm: CeleryFarm) -> dict[tuple[str, str], str]:
+    from farm.store import qualification as records
+
+    with session_scope(farm.storage.sessions) as session:
+        return {(s.cluster_profile, s.selection): s.state for s in records.subjects(session)}
+
+
+def test_farm_qualify_on_celery_renders_every_subject_on_a_worker_of_the_versioned_queue(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE_FLEET, root)
+    celery_farm.start_worker()  # it consumes <queue>.<core version> only
+    results = celery_farm.farm_json("qualify", str(root), "--executor", "celery")
+    assert {r["state"] for r in results} == {"qualified"} and len(results) == 4
+    assert ("prod-nginx", "ingress-class=internal") in {(r["cluster"], r["selection"]) for r in results}
+    for result in results:
+        jobs = celery_farm.jobs(result["run_id"])
+        assert jobs and all(job.claimed_by.startswith("celery@") for job in jobs if job.claimed_by)
+    assert set(_board(celery_farm).values()) == {"qualified"}
+    verify = celery_farm.farm("verify", "--all")
+    assert verify.returncode == 0 and "4 qualification statement(s) checked" in verify.stdout, verify.stdout
+
+
+def test_requalify_on_run_sends_qualification_tasks_to_the_versioned_queue_and_a_worker_qualifies(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE_FLEET, root)
+    celery_farm.env |= {"FARM_QUALIFICATION_CATALOG": str(root), "FARM_QUALIFICATION_ON_RUN": "requalify"}
+    celery_farm.start_worker()
+    celery_farm.farm_json("qualify", str(root), "--executor", "celery")
+    cluster = root / "clusters" / "prod-nginx.yaml"
+    cluster.write_text(cluster.read_text().replace("letsencrypt-prod", "letsencrypt-other"))
+
+    summary = celery_farm.farm_json("run", str(root), "--executor", "celery")
+    assert summary["state"] == "completed"
+    # The run marked both values stale and sent one farm.qualification.qualify task each.
+    wait_until(
+        lambda: set(_board(celery_farm).values()) == {"qualified"},
+        "the worker to qualify the stale subjects again",
+        poll=0.2,
+        check=celery_farm.check_workers_alive,
+        describe=lambda: f"board {_board(celery_farm)}\n{celery_farm.worker_log(0)[-6000:]}",
+    )
+    log = celery_farm.worker_log(0)
+    assert log.count("farm.qualification.qualify") >= 2, log[-4000:]
+    with session_scope(celery_farm.storage.sessions) as session:
+        events = session.execute(
+            select(models.QualificationSubject.selection, models.QualificationEvent.to_state)
+            .join(
+                models.QualificationSubject,
+                models.QualificationSubject.id == models.QualificationEvent.subject_id,
+            )
+            .where(models.QualificationEvent.cause == "fleet run")
+        ).all()
+    assert sorted(events) == [("ingress-class=internal", "stale"), ("ingress-class=public", "stale")]

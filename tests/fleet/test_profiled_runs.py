@@ -107,3 +107,61 @@ def test_plan_names_a_changed_selection_or_declaration_as_the_cause(
     causes = _plan_causes(fleet_env, root)
     assert causes and all(cluster == "prod-nginx" for _, cluster in causes)
     assert all(c == ["profile selection or declaration changed"] for c in causes.values())
+
+
+def test_a_stored_request_whose_envelope_strips_the_locks_is_refused_by_the_worker(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    """An attacker who can write storage and rows swaps a profiled target's request for one whose
+    envelope owns nothing (so the lock check would let the application override the ingress
+    class), with a matching action key: the worker recomputes the envelope from the snapshot."""
+    import dataclasses
+    import json
+
+    from sqlalchemy import update
+
+    from farm.catalog import TargetRequest
+    from farm.evidence.provenance import request_action_key
+    from farm.profiles.resolve import canonical
+    from farm.scheduler.fingerprint import core_version
+    from farm.store.models import RenderTarget
+    from farm.store.snapshots import load_request, persist_requests
+
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    app = root / "applications" / "storefront" / "app.yaml"
+    app.write_text(
+        app.read_text().replace(
+            'hostnames: ["shop.example.com"]',
+            'hostnames: ["shop.example.com"]\n            ingressClassName: traefik',
+        )
+    )
+    snapshot, planned = plan_catalog(fleet_env.storage, root)
+    with session_scope(fleet_env.storage.sessions) as session:
+        row = next(
+            t
+            for t in targets_of_run(session, planned.run_id)
+            if (t.application, t.cluster_profile) == ("storefront", "prod-nginx")
+        )
+        target_id, request_digest = row.target_id, row.request_digest
+    honest = load_request(fleet_env.storage.objects, request_digest)
+    envelope = json.loads(honest.resolved_profile)
+    envelope["selectedProfile"]["ownedPaths"] = {"expose": ["$present"]}
+    forged = dataclasses.replace(honest, resolved_profile=canonical(envelope))
+    target = next(t.target for t in snapshot.target_requests if t.request.digest == request_digest)
+    persist_requests(fleet_env.storage.objects, [TargetRequest(target, forged)])
+    with session_scope(fleet_env.storage.sessions) as session:
+        session.execute(
+            update(RenderTarget)
+            .where(RenderTarget.id == target_id)
+            .values(
+                request_digest=forged.digest, action_key=request_action_key(core_version(), forged.digest)
+            )
+        )
+    for job_id, key in planned.queued:
+        run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)
+    with session_scope(fleet_env.storage.sessions) as session:
+        refused = next(t for t in targets_of_run(session, planned.run_id) if t.target_id == target_id)
+    assert (refused.state, refused.error_code) == ("failed", "envelope.forged_or_stale")
+    assert "ownedPaths of capability 'expose'" in refused.error_message
+    assert refused.output_digest is None

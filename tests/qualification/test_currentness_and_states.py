@@ -8,7 +8,12 @@ from datetime import UTC, datetime, timedelta
 from farm.evidence.canonical import sha256_hex
 from farm.evidence.qualification import Qualification, TargetOutput, currentness
 from farm.qualification import states
-from farm.qualification.descriptor import descriptor_entries, descriptor_identity, identity_for
+from farm.qualification.descriptor import (
+    cluster_profile_identity,
+    descriptor_entries,
+    descriptor_identity,
+    identity_for,
+)
 from farm.qualification.states import EvidenceRecord, RunRecord, Today, derive_state
 
 NGINX = sha256_hex(b"nginx envelope")
@@ -112,6 +117,34 @@ def test_a_descriptor_expansion_changes_the_identity_only_where_it_touches() -> 
 
 
 # --- states --------------------------------------------------------------------------------
+
+
+CLUSTER_PROFILE_WITH_YAML_1_1_TRAPS = b"""apiVersion: launcher.gokure.dev/v1alpha1
+kind: ClusterProfile
+metadata: {name: traps}
+spec:
+  capabilities:
+    on:
+      rendering: {mode: =}
+    expose:
+      rendering: {controllerType: ingress, ingressClassName: =}
+"""
+
+
+def test_the_descriptor_identity_reads_a_cluster_profile_with_the_farms_yaml_v3_loader() -> None:
+    # PyYAML's safe_load takes `on` for True and refuses a plain `=` (its value tag); the core
+    # reads both as strings, and so must the identity of what the core renders.
+    identity = cluster_profile_identity(CLUSTER_PROFILE_WITH_YAML_1_1_TRAPS)
+    assert identity == descriptor_identity(["on", "expose"])
+    assert identity == identity_for({"expose": ["controllerType"]})
+    assert identity != descriptor_identity([])
+
+
+def test_a_cluster_profile_without_capabilities_has_the_empty_identity() -> None:
+    document = (
+        b"apiVersion: launcher.gokure.dev/v1alpha1\nkind: ClusterProfile\nmetadata: {name: bare}\nspec: {}\n"
+    )
+    assert cluster_profile_identity(document) == hashlib.sha256(b"").hexdigest()
 
 
 def test_a_subject_with_no_evidence_and_no_run_is_unqualified() -> None:
