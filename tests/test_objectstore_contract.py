@@ -59,6 +59,19 @@ def test_list_and_delete(object_store: ObjectStore) -> None:
     assert not object_store.exists(digests[0])
 
 
+def test_missing_names_exactly_the_digests_that_have_no_blob(object_store: ObjectStore) -> None:
+    stored = [object_store.put(data) for data in (b"a", b"bb", b"ccc")]
+    absent = [sha256_hex(b"never stored"), sha256_hex(b"nor this")]
+    object_store.delete(stored[1])
+    assert object_store.missing([*stored, *absent, stored[0]]) == {stored[1], *absent}
+    assert object_store.missing([]) == set()
+
+
+def test_missing_refuses_a_value_that_is_not_a_digest(object_store: ObjectStore) -> None:
+    with pytest.raises(ValueError, match="not a sha256 digest"):
+        object_store.missing(["../" + "a" * 61])
+
+
 @pytest.mark.parametrize("bad", ["", "abc", "A" * 64, "../" + "a" * 61, "sha256:" + "a" * 64])
 def test_a_bad_digest_is_refused(object_store: ObjectStore, bad: str) -> None:
     with pytest.raises(ValueError, match="not a sha256 digest"):

@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from farm.core.request import RenderRequest
-from farm.evidence.canonical import digest_of, is_hex_digest, require_hex_digest
+from farm.evidence.canonical import canonical_json, digest_of, is_hex_digest, require_hex_digest, sha256_hex
 from farm.evidence.errors import EvidenceError, require_exact_keys
 from farm.evidence.statement import Statement, Subject, build_statement
 
@@ -56,9 +56,9 @@ class RenderInputs:
 
 def request_action_key(core_version: str, request_digest: str) -> str:
     """The cache key of a render: sha256 of the canonical JSON of the core version and the request."""
-    return digest_of(
-        {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request_digest}
-    )
+    key = {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request_digest}
+    # two strings and an int: nothing for the canonical check to refuse (planning keys every target)
+    return sha256_hex(canonical_json(key, checked=False))
 
 
 def action_key(inputs: RenderInputs) -> str:
