@@ -9,11 +9,8 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from farm.catalog import CatalogError
-from farm.evidence.keys import load_configured_signer
-from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
     RunDiff,
@@ -24,7 +21,7 @@ from farm.scheduler.service import (
     recent_runs,
     unified_output_diff,
 )
-from farm.settings import load_settings
+from farm.settings import FarmSettings, load_settings
 from farm.store.context import Storage, open_storage
 from farm.store.runs import CACHED_FAILURE
 
@@ -62,6 +59,10 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
 
 def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
     summary = run_summary(storage, run_id)
+    if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
+        return summary
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("rendering"),
         BarColumn(),
@@ -76,6 +77,17 @@ def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float =
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
     return run_summary(storage, run_id)
+
+
+def _execute(settings: FarmSettings, executor: str, queued: list[tuple[str, str]], processes: int) -> None:
+    from farm.evidence.keys import load_configured_signer
+    from farm.scheduler.executors import CeleryQueue, run_local
+
+    load_configured_signer(settings)  # the embedded key is generated before workers start
+    if executor == "local":
+        run_local(settings, queued, processes=processes or None)
+    else:
+        CeleryQueue(settings)(queued)
 
 
 def run_command(
@@ -96,7 +108,6 @@ def run_command(
         err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
         raise typer.Exit(2)
     storage = _open()
-    load_configured_signer(settings)  # the embedded key is generated before workers start
     try:
         snapshot, planned = plan_catalog(storage, catalog)
     except CatalogError as exc:
@@ -106,13 +117,11 @@ def run_command(
     for problem in snapshot.problems:
         err.print(f"warning: {problem.message}", markup=False)
     show = not as_json and sys.stderr.isatty()
-    if chosen == "local":
-        run_local(settings, planned.queued, processes=processes or None)
-    else:
-        CeleryQueue(settings)(planned.queued)
-        if not wait:
-            _print_summary(run_summary(storage, planned.run_id), storage, as_json)
-            return
+    if planned.queued:  # the executors, and the key they sign with, only when there is work
+        _execute(settings, chosen, planned.queued, processes)
+    if chosen == "celery" and not wait:
+        _print_summary(run_summary(storage, planned.run_id), storage, as_json)
+        return
     summary = _wait_with_progress(storage, planned.run_id, show)
     _print_summary(summary, storage, as_json)
     if summary.failed:
