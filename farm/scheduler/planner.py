@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of
-from farm.evidence.provenance import request_action_key
+from farm.evidence.provenance import request_action_keys
 from farm.metrics import count_cache_lookups
 from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
@@ -66,8 +66,8 @@ def key_targets(
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
     chosen = snapshot.target_requests if target_requests is None else target_requests
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in chosen]
-    keys = [key for _, key in keyed]
+    keys = request_action_keys(version, [tr.request.digest for tr in chosen])
+    keyed = list(zip(chosen, keys, strict=True))
     outputs = cached_outputs(session, keys)
     if objects is not None:
         gone = objects.missing(set(outputs.values()))  # one bulk question, not a call per output
