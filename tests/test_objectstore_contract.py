@@ -59,6 +59,15 @@ def test_list_and_delete(object_store: ObjectStore) -> None:
     assert not object_store.exists(digests[0])
 
 
+def test_put_many_returns_the_digests_in_order_and_stores_each_blob_once(object_store: ObjectStore) -> None:
+    already = object_store.put(b"stored before")
+    blobs = [b"one", b"two", b"one", b"stored before", *(b"blob %d" % n for n in range(20))]
+    digests = object_store.put_many(blobs)
+    assert digests == [sha256_hex(data) for data in blobs]
+    assert sorted(blob.digest for blob in object_store.list_blobs()) == sorted({already, *digests})
+    assert all(object_store.get(digest) == data for digest, data in zip(digests, blobs, strict=True))
+
+
 def test_missing_names_exactly_the_digests_that_have_no_blob(object_store: ObjectStore) -> None:
     stored = [object_store.put(data) for data in (b"a", b"bb", b"ccc")]
     absent = [sha256_hex(b"never stored"), sha256_hex(b"nor this")]

@@ -43,7 +43,7 @@ KEY_PREFIX = "sha256/"
 # temporary names unique in this process (with the pid, on the host: O_EXCL refuses a clash)
 _TEMPORARY_NAMES = itertools.count(secrets.randbits(32))
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_S3_CONCURRENCY = 16  # HEAD requests in flight at once when asking for many blobs
+_S3_CONCURRENCY = 16  # S3 requests in flight at once when storing or asking for many blobs
 
 
 class ObjectStoreError(RuntimeError):
@@ -300,7 +300,16 @@ class S3ObjectStore:
         return digest
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
-        return [self.put(data) for data in blobs]  # a PUT is durable once S3 acknowledges it
+        # a PUT is durable once S3 acknowledges it; several in flight at once (a snapshot's documents
+        # and request packs), each blob once
+        unique = {sha256_hex(data): data for data in blobs}
+        if len(unique) > 1:
+            with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
+                list(pool.map(self.put, unique.values()))
+        else:
+            for data in unique.values():
+                self.put(data)
+        return [sha256_hex(data) for data in blobs]
 
     def _stored_copy_is_good(self, digest: str) -> bool:
         try:
