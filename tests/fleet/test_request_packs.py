@@ -1,10 +1,11 @@
 """Render requests are stored packed, one blob per application of a snapshot, on SQLite and
 PostgreSQL: a snapshot writes what it does not share with the stored ones, a no-change re-run
 writes nothing, gc keeps what a snapshot or a row names, and rows written before packs still read
-their request's own blob."""
+their request's own blob; the same on S3."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from sqlalchemy import update
@@ -16,6 +17,7 @@ from farm.scheduler.preview import preview
 from farm.scheduler.service import plan_catalog
 from farm.store import audit, models
 from farm.store.db import session_scope
+from farm.store.objects import S3ObjectStore
 from farm.store.runs import TargetRow, targets_of_run
 
 from .conftest import Catalog, FleetEnv
@@ -118,3 +120,16 @@ def test_a_row_written_before_packs_renders_from_its_requests_own_blob_which_gc_
     rows = {row.target_id: row for row in _rows(fleet_env, planned.run_id)}
     assert (rows[victim.target_id].state, rows[victim.target_id].request_pack) == ("succeeded", None)
     assert {row.state for row in rows.values()} == {"succeeded"}
+
+
+def test_a_fleet_renders_and_re_runs_from_request_packs_in_s3(
+    fleet_env: FleetEnv, catalog: Catalog, s3_store: S3ObjectStore
+) -> None:
+    env = dataclasses.replace(fleet_env, storage=dataclasses.replace(fleet_env.storage, objects=s3_store))
+    _, first = plan_catalog(env.storage, catalog.root)
+    _run_all(env, first.queued)
+    rows = _rows(env, first.run_id)
+    assert {row.state for row in rows} == {"succeeded"}
+    assert {row.request_pack for row in rows} <= _stored(env)
+    _, again = plan_catalog(env.storage, catalog.root)
+    assert again.cached == again.total == len(rows) and again.queued == []
