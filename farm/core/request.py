@@ -7,9 +7,9 @@ them.
 Its **digest** is the sha256 of its *descriptor*: canonical JSON (sorted keys, compact) naming each
 document by its own sha256 next to the small scalar inputs (``--set`` flags, namespace, selection,
 the source names that appear in error messages). Documents are stored once as their own
-content-addressed blobs; the descriptor is the request's blob. A worker that fetches a descriptor
-and the documents it names, each verified against its digest, holds exactly the request that was
-planned (a Merkle tree of two levels, as build systems name an action by its input root).
+content-addressed blobs; descriptors are stored in request packs (``pack_requests``, one per
+application of a snapshot). A worker that reads a descriptor and the documents it names, each
+verified against its digest, holds exactly the request that was planned (a Merkle tree of two levels, as build systems name an action by its input root).
 """
 
 from __future__ import annotations

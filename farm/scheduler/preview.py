@@ -5,7 +5,7 @@ The targets and their action keys come from the planning path of ``farm run``
 A target whose key is in the action or failure cache stays cached whatever changed. For every
 other target the cause is read off its render request: the descriptor's fields (document digests,
 namespace, ``--set`` flags, selection) are compared with those of the same target's request in the
-compared run (its stored descriptor blob) or the compared catalog.
+compared run (its stored descriptor, read out of its request pack) or the compared catalog.
 """
 
 from __future__ import annotations
