@@ -11,7 +11,10 @@ in one run:
   on every core);
 - ``farm run`` with the Celery executor: one worker with 2 pool processes, a PostgreSQL database
   created for the bench, Redis as the broker, a queue of its own; everything is removed afterwards;
-- the no-change re-run with each executor (every target a cache hit);
+- the no-change re-run with each executor (every target a cache hit), and the local one as a
+  percentage of the local full run;
+- planning (``farm plan``'s path, the one ``farm run`` plans with) at 2,000 and 100,000 targets,
+  in targets per second (``--plan-only`` measures only this, ``--no-plan`` skips it);
 - each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
   core's work spread over its cores;
 - peak worker memory: the RSS of the rendering processes (pool children) and of the whole worker
@@ -25,6 +28,7 @@ cannot change the core between planning and rendering.
 Prints the figures, then one line holding the same figures as a JSON object.
 
     .venv/bin/python bench/fleet.py [--targets N] [--clusters C] [--celery-processes P]
+                                    [--local-only] [--plan-only | --no-plan]
 
 Needs PostgreSQL (``--postgres``, default ``FARM_TEST_POSTGRES_URL`` or
 ``postgresql+psycopg://postgres@127.0.0.1:5432/test``: a role that may create databases) and Redis
@@ -527,6 +531,11 @@ def main() -> int:
     parser.add_argument(
         "--plan-only", action="store_true", help="only time planning (farm plan) at 2,000 and 100,000 targets"
     )
+    parser.add_argument(
+        "--no-plan",
+        action="store_true",
+        help="skip the planning figures (farm plan at 2,000 and 100,000 targets)",
+    )
     options = parser.parse_args()
     if options.plan_only:
         with tempfile.TemporaryDirectory(prefix="farm-bench-plan-") as temp:
@@ -591,6 +600,8 @@ def main() -> int:
             "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
             "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
         }
+        if not options.no_plan:
+            figures |= bench_plan(work, options.clusters)
         if options.local_only:
             figures["bench_seconds"] = round(time.perf_counter() - started, 1)
             print(json.dumps(figures, sort_keys=True))

@@ -53,9 +53,22 @@ def test_farm_build_renders_without_importing_the_database_celery_or_s3_stacks(t
 
 
 def test_the_import_check_sees_the_storage_stack_a_storage_command_imports(tmp_path: Path) -> None:
-    result = _run_farm_with_importtime("db", "--help", cwd=tmp_path)
+    result = _run_farm_with_importtime("db", "upgrade", cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert {"sqlalchemy", "alembic"} <= _imported_top_level(result.stderr.decode())
+
+
+def test_a_no_change_farm_run_imports_neither_alembic_nor_the_executors_nor_celery(tmp_path: Path) -> None:
+    catalog = ROOT / "examples" / "fleet"
+    first = _run_farm_with_importtime("run", str(catalog), "--json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    assert "alembic" in _imported_top_level(first.stderr.decode())  # the embedded database is created
+    again = _run_farm_with_importtime("run", str(catalog), "--json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert b'"succeeded": 0' in again.stdout and b'"queued": 0' in again.stdout
+    stderr = again.stderr.decode()
+    assert _imported_top_level(stderr) & {"alembic", "celery", "kombu", "boto3", "cryptography"} == set()
+    assert "farm.scheduler.executors" not in stderr
 
 
 def test_farm_help_lists_every_command() -> None:

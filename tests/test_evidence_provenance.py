@@ -15,6 +15,7 @@ from farm.evidence.dsse import sign_envelope
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import Signer, TrustedSigners
 from farm.evidence.provenance import (
+    ACTION_KEY_VERSION,
     PROVENANCE_PREDICATE_TYPE,
     RenderInputs,
     RenderProvenance,
@@ -23,12 +24,24 @@ from farm.evidence.provenance import (
     inputs_of,
     parse_render_provenance,
     request_action_key,
+    request_action_keys,
 )
 from farm.evidence.statement import parse_statement
 from farm.evidence.verify import verify_render_evidence
 
 SNAPSHOT = sha256_hex(b"snapshot")
 OUTPUT = sha256_hex(b"manifests")
+
+
+def test_the_action_keys_of_many_requests_are_the_digests_of_their_canonical_json() -> None:
+    digests = [sha256_hex(bytes([n])) for n in range(3)] + ["not-a-hex-digest"]
+    for version in ("1.2.3", 'a "quoted" \u00e9 version'):
+        expected = [
+            digest_of({"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": version, "request": digest})
+            for digest in digests
+        ]
+        assert request_action_keys(version, digests) == expected
+        assert [request_action_key(version, digest) for digest in digests] == expected
 
 
 def _provenance(inputs: RenderInputs | None = None, job_id: str = "job-1") -> RenderProvenance:

@@ -56,6 +56,22 @@ def test_migrated_schema_matches_the_models(empty_url: str) -> None:
         engine.dispose()
 
 
+def test_the_head_revision_known_without_alembic_is_alembics_head() -> None:
+    assert migrate.head_revision() == migrate.HEAD_REVISION
+
+
+def test_a_database_is_at_head_only_once_migrated_to_it(empty_url: str) -> None:
+    engine = create_farm_engine(empty_url)
+    try:
+        assert not migrate.is_at_head(engine)  # never migrated: no alembic_version table
+        migrate.upgrade(empty_url, "0007")
+        assert not migrate.is_at_head(engine)
+        migrate.upgrade(empty_url)
+        assert migrate.is_at_head(engine)
+    finally:
+        engine.dispose()
+
+
 def test_downgrade_step_by_step_and_up_again(empty_url: str) -> None:
     migrate.upgrade(empty_url)
     assert _tables(empty_url) == set(Base.metadata.tables)

@@ -62,6 +62,28 @@ def test_list_and_delete(object_store: ObjectStore) -> None:
     assert not object_store.exists(digests[0])
 
 
+def test_put_many_returns_the_digests_in_order_and_stores_each_blob_once(object_store: ObjectStore) -> None:
+    already = object_store.put(b"stored before")
+    blobs = [b"one", b"two", b"one", b"stored before", *(b"blob %d" % n for n in range(20))]
+    digests = object_store.put_many(blobs)
+    assert digests == [sha256_hex(data) for data in blobs]
+    assert sorted(blob.digest for blob in object_store.list_blobs()) == sorted({already, *digests})
+    assert all(object_store.get(digest) == data for digest, data in zip(digests, blobs, strict=True))
+
+
+def test_missing_names_exactly_the_digests_that_have_no_blob(object_store: ObjectStore) -> None:
+    stored = [object_store.put(data) for data in (b"a", b"bb", b"ccc")]
+    absent = [sha256_hex(b"never stored"), sha256_hex(b"nor this")]
+    object_store.delete(stored[1])
+    assert object_store.missing([*stored, *absent, stored[0]]) == {stored[1], *absent}
+    assert object_store.missing([]) == set()
+
+
+def test_missing_refuses_a_value_that_is_not_a_digest(object_store: ObjectStore) -> None:
+    with pytest.raises(ValueError, match="not a sha256 digest"):
+        object_store.missing(["../" + "a" * 61])
+
+
 @pytest.mark.parametrize("bad", ["", "abc", "A" * 64, "../" + "a" * 61, "sha256:" + "a" * 64])
 def test_a_bad_digest_is_refused(object_store: ObjectStore, bad: str) -> None:
     with pytest.raises(ValueError, match="not a sha256 digest"):

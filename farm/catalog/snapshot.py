@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
 
-from farm.core.request import RenderRequest, ValuesLayer
+from farm.core.request import RenderRequest, ValuesLayer, pack_requests
 from farm.evidence.canonical import canonical_json
 from farm.profiles import (
     Declaration,
@@ -155,11 +155,21 @@ class CatalogSnapshot:
                 subjects += [(cluster.name, declaration.name, v.name) for v in declaration.values]
         return subjects
 
+    @cached_property
+    def _resolved(self) -> dict[tuple[str, Selection | None], ResolvedClusterProfile]:
+        return {}
+
     def resolved_for(self, cluster: str, selection: Selection | None) -> ResolvedClusterProfile:
-        """The resolved ClusterProfile of ``cluster`` under ``selection`` (None: the default).
-        Raises ``ProfileError`` for an unknown profile or value, or a selection without a declaration."""
-        entry = self.cluster(cluster)
-        return resolve(entry.profile_yaml, f"{cluster}.yaml", self.declarations.get(cluster), selection)
+        """The resolved ClusterProfile of ``cluster`` under ``selection`` (None: the default),
+        resolved once per snapshot however many targets share it. Raises ``ProfileError`` for an
+        unknown profile or value, or a selection without a declaration."""
+        resolved = self._resolved.get((cluster, selection))
+        if resolved is None:
+            entry = self.cluster(cluster)
+            declaration = self.declarations.get(cluster)
+            resolved = resolve(entry.profile_yaml, f"{cluster}.yaml", declaration, selection)
+            self._resolved[(cluster, selection)] = resolved
+        return resolved
 
     def subject_requests(self, cluster: str, selection: Selection | None) -> list[TargetRequest]:
         """The requests of every target of ``cluster``, rendered under ``selection``."""
@@ -202,6 +212,20 @@ class CatalogSnapshot:
         is hashed once however many targets share it."""
         return tuple(TargetRequest(target, self.request_for(target)) for target in self.targets)
 
+    @cached_property
+    def request_packs(self) -> dict[str, bytes]:
+        """Application → the pack of its targets' requests: a snapshot stores one request blob per
+        application, and an application whose targets did not change keeps the blob it had."""
+        by_application: dict[str, list[RenderRequest]] = {}
+        for entry in self.target_requests:
+            by_application.setdefault(entry.target.application, []).append(entry.request)
+        return {name: pack_requests(requests) for name, requests in by_application.items()}
+
+    @cached_property
+    def request_pack_digests(self) -> dict[str, str]:
+        """Application → the digest of its request pack."""
+        return {name: digest_bytes(pack) for name, pack in self.request_packs.items()}
+
     def documents(self) -> list[bytes]:
         """Every document blob of the snapshot (each request names some of them)."""
         blobs = [self.fleet_yaml]
@@ -234,6 +258,7 @@ class CatalogSnapshot:
                 [t.target.application, t.target.cluster, t.target.selection, t.request.digest]
                 for t in self.target_requests
             ],
+            "requestPacks": self.request_pack_digests,
         }
         if self.resolved_documents:  # absent when nothing is profiled: those digests never change
             content["resolved"] = sorted(digest_bytes(blob) for blob in self.resolved_documents)
@@ -242,7 +267,8 @@ class CatalogSnapshot:
     @cached_property
     def manifest(self) -> bytes:
         """The snapshot's own blob: its content as canonical JSON (documents and requests by digest)."""
-        return canonical_json(self.content())
+        # names, digests and lists of them only: nothing for the canonical check to refuse
+        return canonical_json(self.content(), checked=False)
 
     @cached_property
     def digest(self) -> str:

@@ -6,16 +6,13 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from farm.catalog import CatalogError
-from farm.evidence.keys import load_configured_signer
+from farm.catalog import CatalogError, CatalogSnapshot
 from farm.logs import configure_json_logging_if_asked
-from farm.qualification.service import after_fleet_run
-from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.progress import RunSummary, run_summary
 from farm.scheduler.service import (
     RunDiff,
@@ -26,9 +23,13 @@ from farm.scheduler.service import (
     recent_runs,
     unified_output_diff,
 )
-from farm.settings import load_settings
+from farm.settings import FarmSettings, load_settings
 from farm.store.context import Storage, open_storage
-from farm.store.runs import CACHED_FAILURE
+from farm.store.db import session_scope
+from farm.store.runs import CACHED_FAILURE, snapshot_of_previous_run
+
+if TYPE_CHECKING:
+    from farm.scheduler.planner import PlannedRun
 
 err = Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
 
@@ -64,6 +65,10 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
 
 def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
     summary = run_summary(storage, run_id)
+    if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
+        return summary
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("rendering"),
         BarColumn(),
@@ -78,6 +83,32 @@ def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float =
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
     return run_summary(storage, run_id)
+
+
+def _execute(settings: FarmSettings, executor: str, queued: list[tuple[str, str]], processes: int) -> None:
+    from farm.evidence.keys import load_configured_signer
+    from farm.scheduler.executors import CeleryQueue, run_local
+
+    load_configured_signer(settings)  # the embedded key is generated before workers start
+    if executor == "local":
+        run_local(settings, queued, processes=processes or None)
+    else:
+        CeleryQueue(settings)(queued)
+
+
+def _after_run(
+    storage: Storage, snapshot: CatalogSnapshot, planned: PlannedRun, catalog: Path, executor: str
+) -> None:
+    """Qualification after a fleet run (``FARM_QUALIFICATION_ON_RUN``): skipped when the
+    catalog is the one the previous run saw, so a no-change re-run loads no signing stack."""
+    if storage.settings.qualification_on_run == "off":
+        return
+    with session_scope(storage.sessions) as session:
+        if snapshot_of_previous_run(session, planned.run_id) == planned.snapshot_digest:
+            return
+    from farm.qualification.service import after_fleet_run
+
+    after_fleet_run(storage, snapshot, str(catalog.resolve()), executor)
 
 
 def run_command(
@@ -99,7 +130,6 @@ def run_command(
         err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
         raise typer.Exit(2)
     storage = _open()
-    load_configured_signer(settings)  # the embedded key is generated before workers start
     try:
         snapshot, planned = plan_catalog(storage, catalog)
     except CatalogError as exc:
@@ -109,11 +139,9 @@ def run_command(
     for problem in snapshot.problems:
         err.print(f"warning: {problem.message}", markup=False)
     show = not as_json and sys.stderr.isatty()
-    if chosen == "local":
-        run_local(settings, planned.queued, processes=processes or None)
-    else:
-        CeleryQueue(settings)(planned.queued)
-    after_fleet_run(storage, snapshot, str(Path(catalog).resolve()), chosen)  # FARM_QUALIFICATION_ON_RUN
+    if planned.queued:  # the executors, and the key they sign with, only when there is work
+        _execute(settings, chosen, planned.queued, processes)
+    _after_run(storage, snapshot, planned, catalog, chosen)
     if chosen == "celery" and not wait:
         _print_summary(run_summary(storage, planned.run_id), storage, as_json)
         return

@@ -7,15 +7,15 @@ them.
 Its **digest** is the sha256 of its *descriptor*: canonical JSON (sorted keys, compact) naming each
 document by its own sha256 next to the small scalar inputs (``--set`` flags, namespace, selection,
 the source names that appear in error messages). Documents are stored once as their own
-content-addressed blobs; the descriptor is the request's blob. A worker that fetches a descriptor
-and the documents it names, each verified against its digest, holds exactly the request that was
-planned (a Merkle tree of two levels, as build systems name an action by its input root).
+content-addressed blobs; descriptors are stored in request packs (``pack_requests``, one per
+application of a snapshot). A worker that reads a descriptor and the documents it names, each
+verified against its digest, holds exactly the request that was planned (a Merkle tree of two levels, as build systems name an action by its input root).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from hashlib import sha256
@@ -180,3 +180,42 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
     return request
+
+
+# A request pack: many descriptors in one blob, so a snapshot stores one blob per application
+# instead of one per target. A header line, then one line per distinct request, sorted by digest:
+# ``<digest> <descriptor>``. A canonical descriptor is compact JSON, which never holds a raw
+# newline, so a line is one request. The pack is only a container: whoever reads a descriptor out
+# of it checks that the descriptor hashes to the digest it asked for.
+PACK_HEADER = b"farm-request-pack/1\n"
+
+
+def pack_requests(requests: Iterable[RenderRequest]) -> bytes:
+    """The pack holding each distinct request of ``requests`` once (same requests, same bytes)."""
+    lines = sorted({request.digest: request.descriptor_bytes for request in requests}.items())
+    return PACK_HEADER + b"".join(b"%s %s\n" % (digest.encode(), data) for digest, data in lines)
+
+
+def unpack_request(pack: bytes, digest: str) -> bytes:
+    """The descriptor stored under ``digest`` in ``pack``, verified against the digest.
+
+    Raises ``RequestError`` when the blob is not a pack, does not hold the digest, or holds bytes
+    under it that do not hash to it.
+    """
+    if not pack.startswith(PACK_HEADER):
+        raise RequestError("render request pack: the blob is not a request pack")
+    start = pack.find(b"\n%s " % digest.encode(), len(PACK_HEADER) - 1)
+    if start < 0:
+        raise RequestError(f"render request pack: it holds no request {digest}")
+    start += len(digest) + 2
+    descriptor = pack[start : pack.find(b"\n", start)]
+    if _digest(descriptor) != digest:
+        raise RequestError(f"render request pack: the request stored as {digest} does not match its digest")
+    return descriptor
+
+
+def packed_digests(pack: bytes) -> list[str]:
+    """The digests a pack holds, in its order."""
+    if not pack.startswith(PACK_HEADER):
+        raise RequestError("render request pack: the blob is not a request pack")
+    return [line[:64].decode() for line in pack[len(PACK_HEADER) :].splitlines()]

@@ -16,12 +16,13 @@ same render with the same key gives the same envelope bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from farm.core.request import RenderRequest
-from farm.evidence.canonical import digest_of, is_hex_digest, require_hex_digest
+from farm.evidence.canonical import canonical_json, digest_of, is_hex_digest, require_hex_digest, sha256_hex
 from farm.evidence.errors import EvidenceError, require_exact_keys
 from farm.evidence.statement import Statement, Subject, build_statement
 
@@ -56,9 +57,28 @@ class RenderInputs:
 
 def request_action_key(core_version: str, request_digest: str) -> str:
     """The cache key of a render: sha256 of the canonical JSON of the core version and the request."""
-    return digest_of(
-        {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request_digest}
-    )
+    return request_action_keys(core_version, [request_digest])[0]
+
+
+def request_action_keys(core_version: str, request_digests: Iterable[str]) -> list[str]:
+    """``request_action_key`` of each of ``request_digests`` on one core version.
+
+    The canonical JSON of a key is the same bytes around each digest (a hex string, which JSON
+    writes as it is), so they are built once, not once per target of a plan.
+    """
+
+    def key_bytes(request: str) -> bytes:
+        return canonical_json(
+            {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request}
+        )
+
+    before, _, after = key_bytes("\0").partition(b'"\\u0000"')
+    return [
+        sha256_hex(
+            b'%s"%s"%s' % (before, digest.encode(), after) if is_hex_digest(digest) else key_bytes(digest)
+        )
+        for digest in request_digests
+    ]
 
 
 def action_key(inputs: RenderInputs) -> str:

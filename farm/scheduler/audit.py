@@ -28,6 +28,7 @@ from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import EvidenceRecord
 from farm.store.runs import TargetRow, newest_runs, targets_of_run
+from farm.store.snapshots import RequestReader
 
 
 class AuditError(ValueError):
@@ -94,7 +95,13 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
         row.target_id, row.application, row.cluster_profile, expected, "", signed_core, MATCH
     )
     try:
-        request = fetch_request(storage, row.request_digest or "", row.action_key, signed_core)
+        request = fetch_request(
+            RequestReader(storage.objects),
+            row.request_digest or "",
+            row.action_key,
+            signed_core,
+            row.request_pack,
+        )
     except RequestRefused as refused:
         return replace(audited, verdict=REFUSED, diff=f"{refused.code}: {refused.message}")
     try:

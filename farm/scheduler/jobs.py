@@ -45,7 +45,7 @@ from farm.store.models import JobState
 from farm.store.objects import BlobCorruptError, BlobMissingError
 from farm.store.outputs import put_signed, record_failures, record_outputs
 from farm.store.runs import ClaimedJob, ClaimedTarget, TargetResult, claim_job, finish_job, release_job
-from farm.store.snapshots import load_request
+from farm.store.snapshots import RequestReader
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,9 @@ def _execute(
                 f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
             )
     else:
+        reader = RequestReader(storage.objects)  # the batch's targets share their application's pack
         for target in job.targets:
-            _run_target(storage, signer, job, target, batch)
+            _run_target(storage, signer, job, target, batch, reader)
     put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
     with session_scope(storage.sessions) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
@@ -161,7 +162,12 @@ def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: di
 
 
 def _run_target(
-    storage: Storage, signer: Signer, job: ClaimedJob, target: ClaimedTarget, batch: _Batch
+    storage: Storage,
+    signer: Signer,
+    job: ClaimedJob,
+    target: ClaimedTarget,
+    batch: _Batch,
+    reader: RequestReader,
 ) -> None:
     # a twin rendered this key since planning (a hit whose blob is gone renders again)
     if target.cached_output is not None and storage.objects.exists(target.cached_output):
@@ -175,7 +181,7 @@ def _run_target(
             )
         )
         return
-    request = _fetch(storage, target, batch)
+    request = _fetch(reader, target, batch)
     if request is None:
         return
     try:  # the envelope is recomputed from the snapshot, never trusted (a forgery is not cached)
@@ -225,11 +231,14 @@ class RequestRefused(Exception):
         self.message = message
 
 
-def fetch_request(storage: Storage, request_digest: str, action_key: str, version: str) -> RenderRequest:
-    """The request stored under ``request_digest``, verified against the ``action_key`` it was
-    planned with on core ``version``; raises ``RequestRefused`` when it cannot be trusted."""
+def fetch_request(
+    reader: RequestReader, request_digest: str, action_key: str, version: str, pack: str | None = None
+) -> RenderRequest:
+    """The request stored under ``request_digest`` (in the request pack ``pack``), verified against
+    the ``action_key`` it was planned with on core ``version``; raises ``RequestRefused`` when it
+    cannot be trusted."""
     try:
-        request = load_request(storage.objects, request_digest)
+        request = reader.request(request_digest, pack)
     except (BlobCorruptError, RequestError) as error:
         raise RequestRefused(FORGED_REQUEST, f"render request {request_digest}: {error}") from None
     except BlobMissingError as error:
@@ -243,10 +252,12 @@ def fetch_request(storage: Storage, request_digest: str, action_key: str, versio
     return request
 
 
-def _fetch(storage: Storage, target: ClaimedTarget, batch: _Batch) -> RenderRequest | None:
+def _fetch(reader: RequestReader, target: ClaimedTarget, batch: _Batch) -> RenderRequest | None:
     """The target's request, verified; None (the target failed as forged) when it cannot be trusted."""
     try:
-        return fetch_request(storage, target.request_digest, target.action_key, core_version())
+        return fetch_request(
+            reader, target.request_digest, target.action_key, core_version(), target.request_pack
+        )
     except RequestRefused as refused:
         batch.fail(target, refused.code, refused.message)
         return None

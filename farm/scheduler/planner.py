@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of
-from farm.evidence.provenance import request_action_key
+from farm.evidence.provenance import request_action_keys
 from farm.metrics import count_cache_lookups
 from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
@@ -66,12 +66,13 @@ def key_targets(
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
     """
     chosen = snapshot.target_requests if target_requests is None else target_requests
-    keyed = [(tr, request_action_key(version, tr.request.digest)) for tr in chosen]
-    keys = [key for _, key in keyed]
+    keys = request_action_keys(version, [tr.request.digest for tr in chosen])
+    keyed = list(zip(chosen, keys, strict=True))
     outputs = cached_outputs(session, keys)
     if objects is not None:
-        present = {digest for digest in set(outputs.values()) if objects.exists(digest)}
-        outputs = {key: digest for key, digest in outputs.items() if digest in present}
+        gone = objects.missing(set(outputs.values()))  # one bulk question, not a call per output
+        if gone:
+            outputs = {key: digest for key, digest in outputs.items() if digest not in gone}
     failures = cached_failures(session, [key for key in keys if key not in outputs])
     return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
 
@@ -115,12 +116,12 @@ def plan_run(
     run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        if target_requests is not None:
-            persist_requests(storage.objects, target_requests)
+        packs = snapshot.request_pack_digests
+        extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets, to_render = [], []
         for keyed in key_targets(session, snapshot, version, storage.objects, target_requests):
             tr, key = keyed.target_request, keyed.action_key
-            row = _target_row(run_id, tr, key, now)
+            row = _target_row(run_id, tr, key, now, extra_pack or packs[tr.target.application])
             if keyed.output_digest is not None:
                 row |= {
                     "state": JobState.CACHED.value,
@@ -161,7 +162,7 @@ def plan_run(
     return PlannedRun(run_id, snapshot.digest, queued, len(targets) - len(to_render), len(targets))
 
 
-def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime) -> dict[str, Any]:
+def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str) -> dict[str, Any]:
     return {
         "id": new_id(),
         "run_id": run_id,
@@ -170,6 +171,7 @@ def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime) -> dict
         "cluster_profile": tr.target.cluster,
         "selection": tr.target.selection,
         "request_digest": tr.request.digest,
+        "request_pack": pack,
         "action_key": key,
         "state": JobState.QUEUED.value,
         "error_code": None,

@@ -5,7 +5,7 @@ The targets and their action keys come from the planning path of ``farm run``
 A target whose key is in the action or failure cache stays cached whatever changed. For every
 other target the cause is read off its render request: the descriptor's fields (document digests,
 namespace, ``--set`` flags, selection) are compared with those of the same target's request in the
-compared run (its stored descriptor blob) or the compared catalog.
+compared run (its stored descriptor, read out of its request pack) or the compared catalog.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
 from farm.store.runs import targets_of_run
-from farm.store.snapshots import persist_snapshot
+from farm.store.snapshots import RequestReader, persist_snapshot
 
 APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
@@ -173,12 +173,15 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     return plan
 
 
-def _stored_descriptor(storage: Storage) -> Callable[[str], dict[str, Any]]:
+def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:
+    """Read a stored request descriptor by digest, out of the pack ``packs`` names for it."""
     loaded: dict[str, dict[str, Any]] = {}
+    reader = RequestReader(storage.objects)
 
     def descriptor(digest: str) -> dict[str, Any]:
         if digest not in loaded:
-            loaded[digest] = json.loads(storage.objects.get(digest)) if digest else {}
+            stored = reader.descriptor(digest, packs.get(digest)) if digest else b"{}"
+            loaded[digest] = json.loads(stored)
         return loaded[digest]
 
     return descriptor
@@ -191,11 +194,10 @@ def run_baseline(storage: Storage, run_id: str) -> Baseline:
         if run is None:
             raise LookupError(f"--against: run {run_id} does not exist (farm runs lists them)")
         version = run.core_version
-        requests = {
-            (row.application, row.cluster_profile): row.request_digest
-            for row in targets_of_run(session, run_id)
-        }
-    return Baseline(f"run {run_id}", version, requests, _stored_descriptor(storage), run_id)
+        rows = targets_of_run(session, run_id)
+    requests = {(row.application, row.cluster_profile): row.request_digest for row in rows}
+    packs = {row.request_digest: row.request_pack for row in rows if row.request_digest}
+    return Baseline(f"run {run_id}", version, requests, _stored_descriptor(storage, packs), run_id)
 
 
 def catalog_baseline(snapshot: CatalogSnapshot, label: str) -> Baseline:

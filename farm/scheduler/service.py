@@ -14,7 +14,7 @@ from farm.scheduler.planner import PlannedRun, plan_run
 from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.migrate import upgrade
+from farm.store.migrate import is_at_head, upgrade
 from farm.store.runs import latest_output_digest, newest_runs, targets_of_run
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 def prepare_database(storage: Storage) -> None:
     """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`."""
-    if storage.settings.database_url.startswith("sqlite"):
+    if storage.settings.database_url.startswith("sqlite") and not is_at_head(storage.engine):
         upgrade(storage.settings.database_url)
 
 

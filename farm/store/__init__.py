@@ -17,8 +17,8 @@ The entry points for the scheduler and the workers:
   (bulk cache look-ups), ``target_counts`` and ``targets_of_run`` (queries by run, state, error
   code, application, cluster).
 - ``db.read_scope(factory)``: a read-only transaction (deferred on SQLite: no write lock).
-- ``snapshots.persist_snapshot(...)``: documents, request descriptors and the manifest as blobs,
-  then the rows; ``snapshots.load_request(objects, digest)``: a verified ``RenderRequest``.
+- ``snapshots.persist_snapshot(...)``: documents, request packs and the manifest as blobs,
+  then the rows; ``snapshots.RequestReader(objects).request(digest, pack)``: a verified ``RenderRequest``.
 - ``outputs.put_signed(objects, outputs)`` then ``outputs.record_outputs(session, signer, outputs)``:
   a batch's blobs durable, then its rows; ``outputs.record_failures`` caches core failures.
   Signing is ``farm.evidence.signing.sign_output``'s job.

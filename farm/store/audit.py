@@ -207,9 +207,9 @@ SNAPSHOT_MANIFEST = "catalog snapshot manifest"
 def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> dict[str, list[str]]:
     """digest → the ``table.column`` names whose rows point at that blob."""
     references: dict[str, list[str]] = {}
-    for column in BLOB_REFERENCES:
+    for column, names_a_blob in BLOB_REFERENCES:
         name = f"{column.class_.__tablename__}.{column.key}"
-        for digest in session.scalars(select(column).where(column.is_not(None)).distinct()):
+        for digest in session.scalars(select(column).where(names_a_blob).distinct()):
             references.setdefault(digest, []).append(name)
     if objects is not None:
         _add_snapshot_documents(session, objects, references)
@@ -217,7 +217,7 @@ def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> di
 
 
 def _add_snapshot_documents(session: Session, objects: ObjectStore, references: dict[str, list[str]]) -> None:
-    """Every document and request a stored snapshot manifest names is live with its snapshot."""
+    """Every document and request pack a stored snapshot manifest names is live with its snapshot."""
     manifests = select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
     for manifest in session.scalars(manifests):
         try:
@@ -262,4 +262,7 @@ def _referenced_now(session: Session, digest: str) -> bool:
     # A writer may have committed a row for this blob since the sweep read the references.
     session.rollback()
     # (A new snapshot naming an old blob refreshed its age when it was stored: the grace period keeps it.)
-    return any(session.scalar(select(column).where(column == digest).limit(1)) for column in BLOB_REFERENCES)
+    return any(
+        session.scalar(select(column).where(names_a_blob, column == digest).limit(1))
+        for column, names_a_blob in BLOB_REFERENCES
+    )

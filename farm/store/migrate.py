@@ -3,21 +3,30 @@
 The scripts are found through the installed ``migrations`` package, not the current directory,
 and the database URL is handed over in ``Config.attributes`` (not ``sqlalchemy.url``, whose
 ``%`` characters configparser would try to interpolate).
+
+Alembic is imported only when a migration runs: a command on a database already at
+``HEAD_REVISION`` (every ``farm run`` after the first on the embedded database) reads one row and
+goes on, without Alembic's start-up.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from farm.settings import FarmSettings
 from farm.store.db import normalize_database_url
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# The newest revision under migrations/versions (tests/test_migrations.py checks it is Alembic's
+# head): a new migration sets it.
+HEAD_REVISION = "0009"
 
 
 def migrations_dir() -> Path:
@@ -28,6 +37,8 @@ def migrations_dir() -> Path:
 
 
 def alembic_config(database_url: str) -> Config:
+    from alembic.config import Config
+
     folder = migrations_dir()
     config = Config(str(folder / "alembic.ini"))
     config.set_main_option("script_location", str(folder))
@@ -37,11 +48,15 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(database_url: str, revision: str = "head") -> None:
     """Migrate the database up to ``revision`` (default: the newest)."""
+    from alembic import command
+
     command.upgrade(alembic_config(database_url), revision)
 
 
 def downgrade(database_url: str, revision: str) -> None:
     """Migrate the database down to ``revision`` (``base`` removes every farm table)."""
+    from alembic import command
+
     command.downgrade(alembic_config(database_url), revision)
 
 
@@ -62,6 +77,8 @@ def embedded_database_url(settings: FarmSettings) -> str:
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
     if head is None:
         raise RuntimeError("the migrations have no head revision")
@@ -69,5 +86,17 @@ def head_revision() -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def is_at_head(engine: Engine) -> bool:
+    """Whether the database is migrated to ``HEAD_REVISION``: one read, no Alembic."""
+    try:
+        with engine.connect() as connection:
+            versions = list(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    except DBAPIError:  # no alembic_version table: a database never migrated
+        return False
+    return versions == [HEAD_REVISION]

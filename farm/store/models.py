@@ -31,6 +31,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    and_,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -232,6 +233,9 @@ class RenderTarget(Base):
     cluster_profile: Mapped[str] = mapped_column(String(253))
     selection: Mapped[str] = mapped_column(String(253), default="")
     request_digest: Mapped[str | None] = mapped_column(Digest)
+    # the request pack blob holding the request's descriptor; NULL on rows written before packs,
+    # whose request is a blob of its own (``request_digest``)
+    request_pack: Mapped[str | None] = mapped_column(Digest)
     action_key: Mapped[str] = mapped_column(Digest, index=True)
     state: Mapped[str] = mapped_column(String(16), default=JobState.QUEUED.value)
     error_code: Mapped[str | None] = mapped_column(String(128), index=True)
@@ -445,16 +449,21 @@ class QualificationEvent(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-# Every column that names a blob in object storage. ``farm gc`` treats a blob as referenced if
-# any of these holds its digest, and reports a row whose blob is missing. A new blob column must
-# be added here.
-BLOB_REFERENCES = (
-    CatalogSnapshot.blob_digest,
-    Application.blob_digest,
-    ClusterProfile.blob_digest,
-    RenderOutput.digest,
-    EvidenceRecord.envelope_digest,
-    RenderTarget.request_digest,
-    AuditRecord.envelope_digest,
-    QualificationEvidence.envelope_digest,
+# Every column that names a blob in object storage, with the condition under which a row's value
+# is a blob. ``farm gc`` treats a blob as referenced if any of these holds its digest, and reports
+# a row whose blob is missing. A new blob column must be added here.
+BLOB_REFERENCES = tuple(
+    (column, column.is_not(None) if condition is None else and_(column.is_not(None), condition))
+    for column, condition in (
+        (CatalogSnapshot.blob_digest, None),
+        (Application.blob_digest, None),
+        (ClusterProfile.blob_digest, None),
+        (RenderOutput.digest, None),
+        (EvidenceRecord.envelope_digest, None),
+        (RenderTarget.request_pack, None),
+        # a request is a blob of its own only on a row written before request packs
+        (RenderTarget.request_digest, RenderTarget.request_pack.is_(None)),
+        (AuditRecord.envelope_digest, None),
+        (QualificationEvidence.envelope_digest, None),
+    )
 )

@@ -21,10 +21,13 @@ import base64
 import contextlib
 import ctypes
 import ctypes.util
+import itertools
 import os
+import secrets
+import stat
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +40,10 @@ if TYPE_CHECKING:
     from farm.settings import FarmSettings
 
 KEY_PREFIX = "sha256/"
+# temporary names unique in this process (with the pid, on the host: O_EXCL refuses a clash)
+_TEMPORARY_NAMES = itertools.count(secrets.randbits(32))
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_S3_CONCURRENCY = 16  # S3 requests in flight at once when storing or asking for many blobs
 
 
 class ObjectStoreError(RuntimeError):
@@ -92,6 +99,10 @@ class ObjectStore(Protocol):
         """Whether a blob is stored under ``digest`` (without reading or verifying it)."""
         ...
 
+    def missing(self, digests: Iterable[str]) -> set[str]:
+        """Which of ``digests`` have no blob stored (``exists`` for many, in one call)."""
+        ...
+
     def delete(self, digest: str) -> None:
         """Remove a blob (only the garbage collector does this); absent blobs are fine."""
         ...
@@ -145,9 +156,11 @@ class LocalObjectStore:
                     # Refresh the age so a sweep does not take a blob that a new row is about to claim.
                     os.utime(path)
                     continue
-                make_private_folder(path.parent)
+                if path.parent not in folders:
+                    make_private_folder(path.parent)
+                    folders.add(path.parent)
                 written[path] = self._write_temporary(path, data, fsync=not batched)
-            folders = {path.parent for path in written}
+            folders = {path.parent for path in written}  # the folders whose entries change
             if batched and written:
                 _sync_filesystem(self.root)  # every new blob's bytes on disk, in one flush
             while written:  # renamed only once every new blob's bytes are on disk
@@ -176,15 +189,19 @@ class LocalObjectStore:
     @staticmethod
     def _write_temporary(path: Path, data: bytes, *, fsync: bool = True) -> str:
         """A temporary file beside ``path`` holding ``data`` (fsynced unless the caller flushes the
-        whole filesystem itself), readable by its owner only (mode 0400, in a 0700 folder); its name."""
-        descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        whole filesystem itself), readable by its owner only (mode 0400, in a 0700 folder); its name.
+
+        One exclusive create with the final mode: no other writer (a twin storing the same blob)
+        can share the file, and no chmod follows.
+        """
+        temp_name = f"{path.parent}/.tmp-{path.name[:16]}-{os.getpid()}-{next(_TEMPORARY_NAMES)}.part"
+        descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC, 0o400)
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 if fsync:
                     os.fsync(handle.fileno())
-            os.chmod(temp_name, 0o400)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
@@ -201,6 +218,18 @@ class LocalObjectStore:
     def exists(self, digest: str) -> bool:
         return self._path(digest).is_file()
 
+    def missing(self, digests: Iterable[str]) -> set[str]:
+        folder = f"{self.root}/{KEY_PREFIX}"
+        absent = set()
+        for digest in digests:
+            blob_key(digest)  # refuses a value that is not a digest, as every other call does
+            try:
+                if not stat.S_ISREG(os.stat(folder + digest).st_mode):
+                    absent.add(digest)
+            except FileNotFoundError:
+                absent.add(digest)
+        return absent
+
     def delete(self, digest: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self._path(digest).unlink()
@@ -211,8 +240,8 @@ class LocalObjectStore:
             return
         for path in sorted(folder.iterdir()):
             if is_hex_digest(path.name) and path.is_file():
-                stat = path.stat()
-                yield BlobInfo(path.name, stat.st_size, datetime.fromtimestamp(stat.st_mtime, UTC))
+                info = path.stat()
+                yield BlobInfo(path.name, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
 
 
 def _load_syncfs() -> Any:
@@ -271,7 +300,16 @@ class S3ObjectStore:
         return digest
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
-        return [self.put(data) for data in blobs]  # a PUT is durable once S3 acknowledges it
+        # a PUT is durable once S3 acknowledges it; several in flight at once (a snapshot's documents
+        # and request packs), each blob once
+        unique = {sha256_hex(data): data for data in blobs}
+        if len(unique) > 1:
+            with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
+                list(pool.map(self.put, unique.values()))
+        else:
+            for data in unique.values():
+                self.put(data)
+        return [sha256_hex(data) for data in blobs]
 
     def _stored_copy_is_good(self, digest: str) -> bool:
         try:
@@ -297,6 +335,13 @@ class S3ObjectStore:
                 return False
             raise
         return True
+
+    def missing(self, digests: Iterable[str]) -> set[str]:
+        # one HEAD per digest, several in flight at once (a boto3 client is thread-safe)
+        unique = sorted(set(digests))
+        with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
+            present = list(pool.map(self.exists, unique))
+        return {digest for digest, found in zip(unique, present, strict=True) if not found}
 
     def delete(self, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))

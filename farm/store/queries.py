@@ -80,6 +80,7 @@ def target_history(
                 t.request_digest,
                 t.id,
                 t.job_id,
+                t.request_pack,
             ),
         )
         for run, t in session.execute(statement)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Insert, Row, Table, or_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from farm.evidence.keys import TrustedSigners
 from farm.store.models import (
     ActionCacheEntry,
     Base,
@@ -22,6 +21,9 @@ from farm.store.models import (
     Signer,
     utcnow,
 )
+
+if TYPE_CHECKING:
+    from farm.evidence.keys import TrustedSigners
 
 CLAIMABLE_STATES = (JobState.QUEUED,)
 FINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CACHED)

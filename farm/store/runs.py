@@ -117,6 +117,7 @@ class ClaimedTarget:
     action_key: str
     cached_output: str | None  # the action cache's output for the key, found at claim time
     cached_failure: CachedFailure | None
+    request_pack: str | None = None  # the pack holding the request (None: a blob of its own)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ _OPEN_TARGETS = (
         RenderTarget.request_digest,
         RenderTarget.action_key,
         ActionCacheEntry.output_digest,
+        RenderTarget.request_pack,
         FailedAction.error_code,
         FailedAction.error_message,
     )
@@ -207,8 +209,9 @@ def claim_job(
             key,
             output,
             CachedFailure(code, message) if code is not None else None,
+            pack,
         )
-        for target_id, cluster, selection, request_digest, key, output, code, message in session.execute(
+        for target_id, cluster, selection, request_digest, key, output, pack, code, message in session.execute(
             _OPEN_TARGETS, {"job_id": job_id}
         )
     )
@@ -445,6 +448,7 @@ class TargetRow:
     request_digest: str | None = None
     target_id: str = ""
     job_id: str | None = None
+    request_pack: str | None = None
 
 
 @dataclass(frozen=True)
@@ -469,6 +473,7 @@ TARGET_ROW_COLUMNS = (
     RenderTarget.request_digest,
     RenderTarget.id,
     RenderTarget.job_id,
+    RenderTarget.request_pack,
 )
 
 
@@ -512,3 +517,14 @@ def latest_output_digest(session: Session, application: str, cluster: str) -> st
 
 def newest_runs(session: Session, limit: int) -> list[FleetRun]:
     return list(session.scalars(select(FleetRun).order_by(FleetRun.created_at.desc()).limit(limit)))
+
+
+def snapshot_of_previous_run(session: Session, run_id: str) -> str | None:
+    """The snapshot of the newest run planned before ``run_id`` (None for the first run)."""
+    created = select(FleetRun.created_at).where(FleetRun.id == run_id).scalar_subquery()
+    return session.scalar(
+        select(FleetRun.snapshot_digest)
+        .where(FleetRun.id != run_id, FleetRun.created_at <= created)
+        .order_by(FleetRun.created_at.desc())
+        .limit(1)
+    )

@@ -1,9 +1,12 @@
-"""Catalog snapshots in storage: every document and every render request a blob, then the rows.
+"""Catalog snapshots in storage: every document a blob, the render requests packed, then the rows.
 
-A snapshot's own blob (its manifest) names every document and every target's request by digest;
-each request's blob is its descriptor (``farm.core.request``). A job message carries only ids; a
-worker reads the requests of its targets from here, so a replayed or forged message cannot change
-what gets rendered, and a request blob whose bytes do not match its digest is refused.
+A snapshot's own blob (its manifest) names every document and every target's request by digest,
+and the request pack of each application (``farm.core.request.pack_requests``): one blob holding
+the descriptors of that application's targets, so storing a snapshot writes one request blob per
+application, not one per target, and an unchanged application's pack is already stored. A target
+row names its request's digest and the pack holding it. A job message carries only ids; a worker
+reads the requests of its targets from here, so a replayed or forged message cannot change what
+gets rendered, and a request whose bytes do not match its digest is refused.
 """
 
 from __future__ import annotations
@@ -17,28 +20,27 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from farm.catalog import CatalogSnapshot, TargetRequest
-from farm.core.request import RenderRequest, decode_request
+from farm.core.request import RenderRequest, decode_request, pack_requests, unpack_request
 from farm.store import models
 from farm.store.objects import ObjectStore
 from farm.store.repository import insert_ignoring_conflict
 
 
 def snapshot_blobs(snapshot: CatalogSnapshot) -> list[bytes]:
-    """Every blob of a snapshot: documents, each distinct request descriptor, the manifest last."""
-    requests = {tr.request.digest: tr.request.descriptor_bytes for tr in snapshot.target_requests}
-    return [*snapshot.documents(), *requests.values(), snapshot.manifest]
+    """Every blob of a snapshot: documents, each application's request pack, the manifest last."""
+    return [*snapshot.documents(), *snapshot.request_packs.values(), snapshot.manifest]
 
 
-def persist_requests(objects: ObjectStore, target_requests: Sequence[TargetRequest]) -> None:
+def persist_requests(objects: ObjectStore, target_requests: Sequence[TargetRequest]) -> str:
     """Make the requests of targets outside the snapshot's own (a qualification subject under a
-    value the fleet does not select) fetchable: their documents, then their descriptors."""
+    value the fleet does not select) fetchable: their documents, then one pack of their
+    descriptors. The digest of that pack, which the targets' rows name."""
     blobs: dict[str, bytes] = {}
     for entry in target_requests:
         for document in entry.request.documents():
             blobs.setdefault(sha256(document).hexdigest(), document)
-        blobs.setdefault(entry.request.digest, entry.request.descriptor_bytes)
-    if blobs:
-        objects.put_many(list(blobs.values()))
+    pack = pack_requests(entry.request for entry in target_requests)
+    return objects.put_many([*blobs.values(), pack])[-1]
 
 
 def persist_snapshot(session: Session, objects: ObjectStore, snapshot: CatalogSnapshot, source: str) -> bool:
@@ -94,8 +96,9 @@ def _insert_documents(session: Session, snapshot: CatalogSnapshot) -> None:
 
 
 def manifest_references(manifest: bytes) -> set[str]:
-    """Every blob a snapshot manifest names: its documents (the resolved ClusterProfiles of its
-    declared values too) and its targets' requests.
+    """Every blob a snapshot manifest names: its documents (the resolved ClusterProfiles and
+    envelopes of its declared values too) and its request packs (a manifest written before packs
+    names each target's request blob instead).
 
     A snapshot's blobs stay live while its row exists, so ``farm gc`` never takes a document
     (``kurel.yaml``, a values file) that a queued job of a run of that snapshot still needs.
@@ -105,8 +108,11 @@ def manifest_references(manifest: bytes) -> set[str]:
     for app in content["applications"].values():
         digests.update(d for d in (app["app"], app["package"], app["values"]) if d is not None)
         digests.update(app["clusterValues"].values())
-    digests.update(target[3] for target in content["targets"])
-    digests.update(content.get("resolved", ()))  # every declared value's resolved ClusterProfile
+    if "requestPacks" in content:
+        digests.update(content["requestPacks"].values())
+    else:
+        digests.update(target[3] for target in content["targets"])
+    digests.update(content.get("resolved", ()))  # every declared value's resolved documents
     return digests
 
 
@@ -144,11 +150,38 @@ class BlobCache:
 _documents = BlobCache(max_bytes=64 * 1024 * 1024)
 
 
-def load_request(objects: ObjectStore, digest: str) -> RenderRequest:
-    """The render request stored under ``digest``, every blob verified against its digest.
+class RequestReader:
+    """Reads render requests out of storage, every blob verified against its digest.
 
-    Raises ``BlobCorruptError``/``BlobMissingError`` (object storage) or ``RequestError`` (a blob
-    that is not a request). Documents are read once per process (a batch shares its application).
+    It holds the last request pack it read (a job's targets share their application's pack, and
+    ``farm audit`` reads targets in application order), so a pack is fetched once per job, not once
+    per target; documents are read once per process.
     """
-    descriptor = objects.get(digest)
-    return decode_request(descriptor, lambda document: _documents.get(objects, document))
+
+    def __init__(self, objects: ObjectStore) -> None:
+        self.objects = objects
+        self._pack: tuple[str, bytes] | None = None
+
+    def descriptor(self, digest: str, pack: str | None = None) -> bytes:
+        """The descriptor of request ``digest``, read out of the request pack ``pack`` (or, for a
+        row written before packs, its own blob), verified: it hashes to ``digest``.
+
+        Raises ``BlobCorruptError``/``BlobMissingError`` (object storage) or ``RequestError`` (a
+        pack that does not hold the request, or holds other bytes under its digest).
+        """
+        if pack is None:
+            return self.objects.get(digest)
+        if self._pack is None or self._pack[0] != pack:
+            self._pack = (pack, self.objects.get(pack))
+        return unpack_request(self._pack[1], digest)
+
+    def request(self, digest: str, pack: str | None = None) -> RenderRequest:
+        """The render request ``digest`` (in ``pack``); raises as ``descriptor``, or
+        ``RequestError`` for a descriptor that is not a request."""
+        descriptor = self.descriptor(digest, pack)
+        return decode_request(descriptor, lambda document: _documents.get(self.objects, document))
+
+
+def load_request(objects: ObjectStore, digest: str, pack: str | None = None) -> RenderRequest:
+    """The render request ``digest`` (in ``pack``), as ``RequestReader.request`` reads it."""
+    return RequestReader(objects).request(digest, pack)

@@ -1,7 +1,7 @@
 """Qualification runs name the fleet run that rendered their subject.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008_request_packs
 Create Date: 2026-12-03
 
 Hand-written: never import farm.store.models here; spell every table, column and index name.
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008_request_packs"
 branch_labels = None
 depends_on = None
 

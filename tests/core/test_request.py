@@ -10,7 +10,7 @@ import pytest
 from farm.core.errors import ParameterError
 from farm.core.params import merge_values
 from farm.core.render import RenderRequest, ValuesLayer, render
-from farm.core.request import RequestError, decode_request
+from farm.core.request import RequestError, decode_request, pack_requests, packed_digests, unpack_request
 
 APP = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application
@@ -107,3 +107,28 @@ def test_values_merge_mappings_key_by_key_and_later_files_win() -> None:
     )
     assert merged == {"x": {"keep": 1, "over": 2}, "y": None}
     assert origins == {"x": "b.yaml", "y": "b.yaml"}
+
+
+def _requests() -> list[RenderRequest]:
+    return [RenderRequest(APP, PROFILE, namespace=name) for name in ("a", "b", "c")]
+
+
+def test_a_pack_holds_each_distinct_request_once_and_gives_back_its_descriptor() -> None:
+    requests = _requests()
+    pack = pack_requests([*requests, requests[0]])
+    assert pack == pack_requests(reversed(requests))  # same requests, same bytes
+    assert packed_digests(pack) == sorted(request.digest for request in requests)
+    for request in requests:
+        assert unpack_request(pack, request.digest) == request.descriptor_bytes
+
+
+def test_a_pack_refuses_a_digest_it_does_not_hold_and_bytes_that_do_not_match_their_digest() -> None:
+    first, second, third = _requests()
+    pack = pack_requests([first, second])
+    with pytest.raises(RequestError, match=f"holds no request {third.digest}"):
+        unpack_request(pack, third.digest)
+    forged = pack.replace(b'"namespace":"a"', b'"namespace":"z"')
+    with pytest.raises(RequestError, match=f"stored as {first.digest} does not match its digest"):
+        unpack_request(forged, first.digest)
+    with pytest.raises(RequestError, match="not a request pack"):
+        unpack_request(first.descriptor_bytes, first.digest)

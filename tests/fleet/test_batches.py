@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 import farm.scheduler.jobs as jobs
 from farm.catalog import load_catalog
@@ -134,19 +134,49 @@ def test_a_cluster_profile_edit_re_renders_exactly_its_targets(fleet_env: FleetE
     assert b"traefik" in fleet_env.storage.objects.get(targets[("app-0", "cluster-b")].output_digest or "")
 
 
-def test_a_request_blob_whose_bytes_do_not_match_its_digest_fails_its_targets_as_forged(
+def test_a_request_pack_whose_bytes_do_not_match_its_digest_fails_its_applications_targets_as_forged(
     fleet_env: FleetEnv, catalog: Catalog
 ) -> None:
     _, planned = plan_catalog(fleet_env.storage, catalog.root)
     victim = _targets(fleet_env, planned.run_id)[("app-2", "cluster-a")]
-    assert victim.request_digest is not None
-    blob = Path(fleet_env.settings.object_store) / "sha256" / victim.request_digest
+    assert victim.request_pack is not None
+    blob = Path(fleet_env.settings.object_store) / "sha256" / victim.request_pack
     blob.chmod(0o644)
     blob.write_bytes(blob.read_bytes().replace(b"cluster-a", b"cluster-b"))
     _run_all(fleet_env, planned.queued)
     targets = _targets(fleet_env, planned.run_id)
+    failed = {key: t for key, t in targets.items() if t.state == "failed"}
+    assert sorted(failed) == sorted(key for key in targets if key[0] == "app-2")
+    forged = failed[("app-2", "cluster-a")]
+    assert (forged.error_code, forged.output_digest) == (jobs.FORGED_REQUEST, None)
+    assert victim.request_digest in (forged.error_message or "")
+    assert victim.request_pack in (forged.error_message or "")
+
+
+def test_a_pack_holding_other_bytes_under_a_targets_request_digest_fails_that_target_as_forged(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    victim = _targets(fleet_env, planned.run_id)[("app-2", "cluster-a")]
+    assert victim.request_pack is not None and victim.request_digest is not None
+    lines = fleet_env.storage.objects.get(victim.request_pack).split(b"\n")
+    forged_lines = [
+        line.replace(b"cluster-a", b"cluster-b") if line.startswith(victim.request_digest.encode()) else line
+        for line in lines
+    ]
+    assert forged_lines != lines
+    forged_pack = fleet_env.storage.objects.put(b"\n".join(forged_lines))  # a well-stored blob of its own
+    with session_scope(fleet_env.storage.sessions) as session:
+        session.execute(
+            update(models.RenderTarget)
+            .where(models.RenderTarget.id == victim.target_id)
+            .values(request_pack=forged_pack)
+        )
+    _run_all(fleet_env, planned.queued)
+    targets = _targets(fleet_env, planned.run_id)
     forged = targets[("app-2", "cluster-a")]
     assert (forged.state, forged.error_code, forged.output_digest) == ("failed", jobs.FORGED_REQUEST, None)
+    assert "does not match its digest" in (forged.error_message or "")
     assert victim.request_digest in (forged.error_message or "")
     assert [k for k, t in targets.items() if t.state == "failed"] == [("app-2", "cluster-a")]
 
