@@ -16,7 +16,7 @@ from farm.scheduler.progress import run_summary
 from farm.scheduler.service import unified_output_diff
 from farm.store.db import read_scope
 from farm.store.models import JobState
-from farm.store.queries import output_known, previous_run_of_target, runs_page, target_of_run
+from farm.store.queries import previous_run_of_target, runs_page, target_of_run
 from farm.store.runs import TargetFilter, targets_of_run
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
@@ -127,10 +127,10 @@ def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
 
 @router.get("/outputs/{digest}", response_class=HTMLResponse)
 def output_page(request: Request, digest: str) -> HTMLResponse:
+    from farm.api.routers.outputs import output_evidence
+
     storage = request.app.state.storage
-    with read_scope(storage.sessions) as session:
-        if not output_known(session, digest):
-            raise HTTPException(status_code=404, detail=f"no output {digest}")
+    evidence = output_evidence(storage, digest)
     content = storage.objects.get(digest)
-    context = {"digest": digest, "size": len(content), "highlighted": _yaml(content.decode())}
+    context = {"digest": digest, "evidence": evidence, "highlighted": _yaml(content.decode())}
     return TEMPLATES.TemplateResponse(request, "output.html", context)
