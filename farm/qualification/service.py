@@ -18,7 +18,7 @@ import yaml
 
 from farm.catalog import CatalogError, CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of, sha256_hex
-from farm.evidence.keys import Signer
+from farm.evidence.keys import Signer, load_configured_signer, load_configured_trust
 from farm.evidence.qualification import Qualification, TargetOutput, sign_qualification
 from farm.profiles.errors import ProfileError
 from farm.profiles.selection import Selection, parse_selection
@@ -26,6 +26,7 @@ from farm.qualification.descriptor import descriptor_identity
 from farm.qualification.states import Today
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.planner import plan_run
+from farm.scheduler.progress import wait_for_run
 from farm.scheduler.service import run_outputs
 from farm.store import qualification as records
 from farm.store.context import Storage
@@ -158,6 +159,34 @@ def qualify_subject(
             )
         records.refresh_state(session, subject, today, trusted_keyids, now, max_age(storage), "qualified")
         return SubjectResult(cluster, selection, subject.state, subject.reason, planned.run_id)
+
+
+def qualify_subjects(
+    storage: Storage,
+    snapshot: CatalogSnapshot,
+    subjects: Sequence[tuple[str, str]],
+    *,
+    execute: Execute,
+    source: str,
+) -> list[SubjectResult]:
+    """Qualify each (cluster, selection) in turn with the farm's configured key and trust
+    (``farm qualify`` and the API's trigger)."""
+    signer = load_configured_signer(storage.settings)
+    trusted = frozenset(load_configured_trust(storage.settings))
+    return [
+        qualify_subject(
+            storage,
+            snapshot,
+            cluster,
+            selection,
+            execute=execute,
+            wait=lambda run_id: wait_for_run(storage, run_id),
+            signer=signer,
+            trusted_keyids=trusted,
+            source=source,
+        )
+        for cluster, selection in subjects
+    ]
 
 
 def refresh_all(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from farm.store import models
@@ -90,3 +91,9 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
                 }
             )
         return RunSummary(run.id, run.state, run.snapshot_digest, counts, failures)
+
+
+def wait_for_run(storage: Storage, run_id: str, poll: float = 0.25) -> None:
+    """Block until every target of the run is done."""
+    while (summary := run_summary(storage, run_id)).done < summary.total:
+        time.sleep(poll)

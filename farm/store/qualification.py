@@ -8,6 +8,7 @@ so a caller (and a test) can check that stored == recomputed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select, update
@@ -204,3 +205,30 @@ def all_evidence(session: Session) -> list[tuple[QualificationEvidence, Qualific
         .order_by(QualificationEvidence.id)
     ).all()
     return [(evidence, subject) for evidence, subject in rows]
+
+
+def subject_by_id(session: Session, subject_id: int) -> QualificationSubject | None:
+    return session.get(QualificationSubject, subject_id)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One subject's records, each oldest first: its qualification runs, evidence and transitions."""
+
+    runs: list[QualificationRun]
+    evidence: list[QualificationEvidence]
+    events: list[QualificationEvent]
+
+
+def timeline(session: Session, subject: QualificationSubject) -> Timeline:
+    runs = session.scalars(
+        select(QualificationRun)
+        .where(QualificationRun.subject_id == subject.id)
+        .order_by(QualificationRun.id)
+    ).all()
+    evidence = session.scalars(
+        select(QualificationEvidence)
+        .where(QualificationEvidence.subject_id == subject.id)
+        .order_by(QualificationEvidence.id)
+    ).all()
+    return Timeline(list(runs), list(evidence), events(session, subject))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pygments import highlight
@@ -19,7 +19,7 @@ from farm.store.models import JobState
 from farm.store.queries import previous_run_of_target, runs_page, target_of_run
 from farm.store.runs import TargetFilter, targets_of_run
 
-TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
+TEMPLATES = Jinja2Templates(directory=str(FilePath(__file__).resolve().parent.parent / "templates"))
 FORMATTER = HtmlFormatter(noclasses=True, style="default")
 
 router = APIRouter(include_in_schema=False)
@@ -134,3 +134,22 @@ def output_page(request: Request, digest: str) -> HTMLResponse:
     content = storage.objects.get(digest)
     context = {"digest": digest, "evidence": evidence, "highlighted": _yaml(content.decode())}
     return TEMPLATES.TemplateResponse(request, "output.html", context)
+
+
+@router.get("/qualification", response_class=HTMLResponse)
+def qualification_page(request: Request) -> HTMLResponse:
+    from farm.api.routers.qualification import board
+    from farm.qualification.states import STATES
+
+    subjects = board(request.app.state.storage)
+    by_state = {state: [s for s in subjects if s.state == state] for state in STATES}
+    context = {"by_state": {state: rows for state, rows in by_state.items() if rows}, "total": len(subjects)}
+    return TEMPLATES.TemplateResponse(request, "qualification.html", context)
+
+
+@router.get("/qualification/{subject_id}", response_class=HTMLResponse)
+def subject_page(request: Request, subject_id: Annotated[int, Path(ge=1)]) -> HTMLResponse:
+    from farm.api.routers.qualification import subject_timeline
+
+    timeline = subject_timeline(request.app.state.storage, subject_id)
+    return TEMPLATES.TemplateResponse(request, "subject.html", {"timeline": timeline})
