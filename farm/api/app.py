@@ -11,13 +11,13 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from farm.api.routers import outputs, pages, qualification, runs
+from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import require_read_token
 from farm.api.strict import refuse_unknown_query
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
 
-ROUTERS = (runs.router, outputs.router, qualification.router)
+ROUTERS = (runs.router, outputs.router, snapshots.router, qualification.router)
 STATIC = Path(__file__).resolve().parent / "static"
 
 

@@ -153,3 +153,28 @@ def subject_page(request: Request, subject_id: Annotated[int, Path(ge=1)]) -> HT
 
     timeline = subject_timeline(request.app.state.storage, subject_id)
     return TEMPLATES.TemplateResponse(request, "subject.html", {"timeline": timeline})
+
+
+@router.get("/snapshots", response_class=HTMLResponse)
+def snapshots_page_view(request: Request) -> HTMLResponse:
+    from farm.api.routers.snapshots import list_snapshots
+
+    snapshots = list_snapshots(request.app.state.storage, 50)
+    pairs = [(s, snapshots[i + 1] if i + 1 < len(snapshots) else None) for i, s in enumerate(snapshots)]
+    return TEMPLATES.TemplateResponse(request, "snapshots.html", {"pairs": pairs})
+
+
+@router.get("/snapshots/{digest}", response_class=HTMLResponse)
+def snapshot_page(request: Request, digest: str) -> HTMLResponse:
+    from farm.api.routers.snapshots import snapshot_detail
+
+    detail = snapshot_detail(request.app.state.storage, digest)
+    return TEMPLATES.TemplateResponse(request, "snapshot.html", {"s": detail})
+
+
+@router.get("/snapshots/{old}/diff/{new}", response_class=HTMLResponse)
+def snapshot_diff_page(request: Request, old: str, new: str) -> HTMLResponse:
+    from farm.api.routers.snapshots import snapshot_diff
+
+    diff = snapshot_diff(request.app.state.storage, old, new)
+    return TEMPLATES.TemplateResponse(request, "snapshot_diff.html", {"d": diff})
