@@ -15,6 +15,7 @@ from farm.store.runs import (
     finalize_run,
     run_has_open_jobs,
     target_counts,
+    target_counts_of_runs,
     targets_of_run,
 )
 
@@ -93,7 +94,23 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
         return RunSummary(run.id, run.state, run.snapshot_digest, counts, failures)
 
 
+def run_progress(storage: Storage, run_id: str) -> RunSummary:
+    """A run's state and counts by state, without the failure list (what a progress bar needs)."""
+    with read_scope(storage.sessions) as session:
+        run = session.get(models.FleetRun, run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} does not exist")
+        return RunSummary(run.id, run.state, run.snapshot_digest, target_counts(session, run_id))
+
+
+def runs_progress(storage: Storage, runs: list[models.FleetRun]) -> list[RunSummary]:
+    """``run_progress`` of many runs, counted in one grouped statement."""
+    with read_scope(storage.sessions) as session:
+        counts = target_counts_of_runs(session, [run.id for run in runs])
+    return [RunSummary(run.id, run.state, run.snapshot_digest, counts.get(run.id, {})) for run in runs]
+
+
 def wait_for_run(storage: Storage, run_id: str, poll: float = 0.25) -> None:
     """Block until every target of the run is done."""
-    while (summary := run_summary(storage, run_id)).done < summary.total:
+    while (summary := run_progress(storage, run_id)).done < summary.total:
         time.sleep(poll)
