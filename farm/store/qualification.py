@@ -92,16 +92,8 @@ def recompute(
     max_age: timedelta,
 ) -> tuple[Derived, int | None]:
     """The state derived from the records, and the id of the current evidence row."""
-    rows = session.scalars(
-        select(QualificationEvidence)
-        .where(QualificationEvidence.subject_id == subject.id)
-        .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
-    ).all()
-    runs = session.scalars(
-        select(QualificationRun)
-        .where(QualificationRun.subject_id == subject.id)
-        .order_by(QualificationRun.id)
-    ).all()
+    rows = evidence_of(session, subject)
+    runs = runs_of(session, subject)
     evidence = [_evidence_record(subject, row) for row in rows]
     derived = derive_state(
         subject.selection,
@@ -220,15 +212,25 @@ class Timeline:
     events: list[QualificationEvent]
 
 
-def timeline(session: Session, subject: QualificationSubject) -> Timeline:
-    runs = session.scalars(
+def evidence_of(session: Session, subject: QualificationSubject) -> list[QualificationEvidence]:
+    """A subject's evidence rows, oldest attestation first."""
+    statement = (
+        select(QualificationEvidence)
+        .where(QualificationEvidence.subject_id == subject.id)
+        .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
+    )
+    return list(session.scalars(statement))
+
+
+def runs_of(session: Session, subject: QualificationSubject) -> list[QualificationRun]:
+    """A subject's qualification runs, oldest first."""
+    statement = (
         select(QualificationRun)
         .where(QualificationRun.subject_id == subject.id)
         .order_by(QualificationRun.id)
-    ).all()
-    evidence = session.scalars(
-        select(QualificationEvidence)
-        .where(QualificationEvidence.subject_id == subject.id)
-        .order_by(QualificationEvidence.id)
-    ).all()
-    return Timeline(list(runs), list(evidence), events(session, subject))
+    )
+    return list(session.scalars(statement))
+
+
+def timeline(session: Session, subject: QualificationSubject) -> Timeline:
+    return Timeline(runs_of(session, subject), evidence_of(session, subject), events(session, subject))
