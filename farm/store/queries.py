@@ -192,9 +192,9 @@ def run_grid(session: Session, run_id: str, where: TargetFilter) -> RunGrid:
         for app, cells in session.execute(statement)
     ]
     clusters = {name: index for index, name in enumerate(sorted({c[0] for _, cells in rows for c in cells}))}
-    grid_cells = sorted(
+    grid_cells = [  # by application; within one, in the order the database aggregated them
         (index, clusters[cluster], state, error_code or None, target_id)
         for index, (_, cells) in enumerate(rows)
         for cluster, state, error_code, target_id in cells
-    )
+    ]
     return RunGrid([app for app, _ in rows], list(clusters), grid_cells)

@@ -13,7 +13,11 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, YamlLexer
 
-from farm.api.routers.runs import grid_filter, load_grid
+from farm.api.routers.outputs import output_evidence
+from farm.api.routers.qualification import board, subject_timeline
+from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter, load_grid
+from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
+from farm.qualification.states import STATES
 from farm.scheduler.progress import run_progress, runs_progress
 from farm.scheduler.service import unified_output_diff
 from farm.store.db import read_scope
@@ -33,8 +37,6 @@ def _yaml(text: str) -> str:
 
 @router.get("/", response_class=HTMLResponse)
 def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
-    from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor
-
     storage = request.app.state.storage
     after = _decode_cursor(cursor) if cursor else None
     with read_scope(storage.sessions) as session:
@@ -148,8 +150,6 @@ def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
 
 @router.get("/outputs/{digest}", response_class=HTMLResponse)
 def output_page(request: Request, digest: str) -> HTMLResponse:
-    from farm.api.routers.outputs import output_evidence
-
     storage = request.app.state.storage
     evidence = output_evidence(storage, digest)
     content = storage.objects.get(digest)
@@ -159,9 +159,6 @@ def output_page(request: Request, digest: str) -> HTMLResponse:
 
 @router.get("/qualification", response_class=HTMLResponse)
 def qualification_page(request: Request) -> HTMLResponse:
-    from farm.api.routers.qualification import board
-    from farm.qualification.states import STATES
-
     subjects = board(request.app.state.storage)
     by_state = {state: [s for s in subjects if s.state == state] for state in STATES}
     context = {"by_state": {state: rows for state, rows in by_state.items() if rows}, "total": len(subjects)}
@@ -170,16 +167,12 @@ def qualification_page(request: Request) -> HTMLResponse:
 
 @router.get("/qualification/{subject_id}", response_class=HTMLResponse)
 def subject_page(request: Request, subject_id: Annotated[int, Path(ge=1)]) -> HTMLResponse:
-    from farm.api.routers.qualification import subject_timeline
-
     timeline = subject_timeline(request.app.state.storage, subject_id)
     return TEMPLATES.TemplateResponse(request, "subject.html", {"timeline": timeline})
 
 
 @router.get("/snapshots", response_class=HTMLResponse)
 def snapshots_page_view(request: Request) -> HTMLResponse:
-    from farm.api.routers.snapshots import list_snapshots
-
     snapshots = list_snapshots(request.app.state.storage, 50)
     pairs = [(s, snapshots[i + 1] if i + 1 < len(snapshots) else None) for i, s in enumerate(snapshots)]
     return TEMPLATES.TemplateResponse(request, "snapshots.html", {"pairs": pairs})
@@ -187,15 +180,11 @@ def snapshots_page_view(request: Request) -> HTMLResponse:
 
 @router.get("/snapshots/{digest}", response_class=HTMLResponse)
 def snapshot_page(request: Request, digest: str) -> HTMLResponse:
-    from farm.api.routers.snapshots import snapshot_detail
-
     detail = snapshot_detail(request.app.state.storage, digest)
     return TEMPLATES.TemplateResponse(request, "snapshot.html", {"s": detail})
 
 
 @router.get("/snapshots/{old}/diff/{new}", response_class=HTMLResponse)
 def snapshot_diff_page(request: Request, old: str, new: str) -> HTMLResponse:
-    from farm.api.routers.snapshots import snapshot_diff
-
     diff = snapshot_diff(request.app.state.storage, old, new)
     return TEMPLATES.TemplateResponse(request, "snapshot_diff.html", {"d": diff})
