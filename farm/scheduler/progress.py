@@ -101,7 +101,7 @@ def run_progress(storage: Storage, run_id: str) -> RunSummary:
         run = session.get(models.FleetRun, run_id)
         if run is None:
             raise LookupError(f"run {run_id} does not exist")
-        return RunSummary(run.id, run.state, run.snapshot_digest, target_counts(session, run_id))
+    return runs_progress(storage, [run])[0]
 
 
 FINISHED_RUN_STATES = (models.RunState.COMPLETED.value, models.RunState.COMPLETED_WITH_FAILURES.value)
