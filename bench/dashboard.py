@@ -5,10 +5,13 @@ Creates a PostgreSQL database (dropped at the end), migrates it, fills it with 5
 target results each (100 applications x 20 clusters, 5% failed) with the store's bulk insert, starts
 a real uvicorn server on a free loopback port and measures p50/p95 of, with httpx:
 
-- the runs list (``GET /api/runs``);
-- a run's grid (``GET /api/runs/{id}/targets``, 2,000 rows);
+- the runs list (``GET /api/runs``) and its page (``GET /``, 20 runs with progress bars);
+- a run's grid (``GET /api/runs/{id}/grid``, 100 x 20 cells) and the run page drawing it
+  (``GET /runs/{id}``);
+- every target of a run with its details (``GET /api/runs/{id}/targets``, 2,000 rows);
 - the failed targets of a run (``GET /api/runs/{id}/targets?state=failed``);
-- a target's history (``GET /api/targets/{app}/{cluster}/history``, 50 runs).
+- a target's history (``GET /api/targets/{app}/{cluster}/history``, 50 runs);
+- the qualification board (``GET /api/qualification``, 60 subjects).
 
 Target: p95 <= 50 ms each. Prints the figures, then one line holding them as a JSON object.
 
@@ -95,6 +98,18 @@ def fill(storage) -> list[str]:
         with session_scope(storage.sessions) as session:
             insert_run(session, run, [], targets)
         run_ids.append(run_id)
+    with session_scope(storage.sessions) as session:
+        session.add_all(
+            models.QualificationSubject(
+                cluster_profile=f"cluster-{c:02}",
+                selection=f"ingress=v{v}",
+                state="qualified" if (c + v) % 7 else "stale",
+                reason="" if (c + v) % 7 else "digest_drift",
+                since=start,
+            )
+            for c in range(CLUSTERS)
+            for v in range(3)
+        )
     return run_ids
 
 
@@ -140,13 +155,17 @@ def main() -> None:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
             figures = {
                 "runs_list": measure(client, "/api/runs", {}, args.requests),
-                "run_grid": measure(client, f"/api/runs/{run}/targets", {}, args.requests),
+                "runs_page": measure(client, "/", {}, args.requests),
+                "run_grid": measure(client, f"/api/runs/{run}/grid", {}, args.requests),
+                "run_page": measure(client, f"/runs/{run}", {}, args.requests),
+                "all_targets": measure(client, f"/api/runs/{run}/targets", {}, args.requests),
                 "failed_targets": measure(
                     client, f"/api/runs/{run}/targets", {"state": "failed"}, args.requests
                 ),
                 "target_history": measure(
                     client, "/api/targets/app-042/cluster-07/history", {}, args.requests
                 ),
+                "qualification_board": measure(client, "/api/qualification", {}, args.requests),
             }
         server.should_exit = True
         thread.join(timeout=10)
@@ -157,7 +176,7 @@ def main() -> None:
     print(f"filled {RUNS} runs x {APPS * CLUSTERS} targets in {fill_s:.1f} s")
     for label, figure in figures.items():
         ok = "ok" if figure["p95_ms"] <= 50 else "OVER 50 ms"
-        print(f"{label:16} p50 {figure['p50_ms']:7.1f} ms  p95 {figure['p95_ms']:7.1f} ms  {ok}")
+        print(f"{label:20} p50 {figure['p50_ms']:7.1f} ms  p95 {figure['p95_ms']:7.1f} ms  {ok}")
     print(json.dumps({"targets": RUNS * APPS * CLUSTERS, "runs": RUNS, "fill_s": round(fill_s, 1)} | figures))
 
 

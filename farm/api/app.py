@@ -12,13 +12,13 @@ from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from farm.api.access_log import log_request
-from farm.api.routers import outputs, pages, runs
+from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import require_read_token
 from farm.api.strict import refuse_unknown_query
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
 
-ROUTERS = (runs.router, outputs.router)
+ROUTERS = (runs.router, outputs.router, snapshots.router, qualification.router)
 STATIC = Path(__file__).resolve().parent / "static"
 
 

@@ -9,10 +9,8 @@ import typer
 from rich.console import Console
 
 from farm.catalog import CatalogError, load_catalog
-from farm.evidence.keys import load_configured_signer, load_configured_trust
 from farm.qualification import service
 from farm.scheduler.executors import CeleryQueue, run_local
-from farm.scheduler.progress import run_summary
 from farm.scheduler.service import prepare_database
 from farm.settings import load_settings
 from farm.store import qualification as records
@@ -26,13 +24,6 @@ def _open() -> Storage:
     storage = open_storage(load_settings())
     prepare_database(storage)
     return storage
-
-
-def _wait(storage: Storage, run_id: str) -> None:
-    import time
-
-    while (summary := run_summary(storage, run_id)).done < summary.total:
-        time.sleep(0.25)
 
 
 def _parse_subject(text: str) -> tuple[str, str]:
@@ -57,8 +48,6 @@ def qualify_command(
         err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
         raise typer.Exit(2)
     storage = _open()
-    signer = load_configured_signer(settings)
-    trusted = frozenset(load_configured_trust(settings))
     try:
         snapshot = load_catalog(catalog)
     except CatalogError as exc:
@@ -80,20 +69,9 @@ def qualify_command(
         else:
             CeleryQueue(settings)(queued)
 
-    results = [
-        service.qualify_subject(
-            storage,
-            snapshot,
-            cluster,
-            selection,
-            execute=execute,
-            wait=lambda run_id: _wait(storage, run_id),
-            signer=signer,
-            trusted_keyids=trusted,
-            source=str(catalog.resolve()),
-        )
-        for cluster, selection in wanted
-    ]
+    results = service.qualify_subjects(
+        storage, snapshot, wanted, execute=execute, source=str(catalog.resolve())
+    )
     if as_json:
         typer.echo(json.dumps([r.__dict__ for r in results], sort_keys=True))
     else:

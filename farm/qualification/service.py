@@ -26,6 +26,7 @@ from farm.qualification.states import Today
 from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.planner import plan_run
+from farm.scheduler.progress import wait_for_run
 from farm.scheduler.service import run_outputs
 from farm.store import qualification as records
 from farm.store.context import Storage
@@ -172,6 +173,34 @@ def _abandon(
         records.refresh_state(
             session, subject, today, trusted_keyids, now, max_age(storage), "qualification errored"
         )
+
+
+def qualify_subjects(
+    storage: Storage,
+    snapshot: CatalogSnapshot,
+    subjects: Sequence[tuple[str, str]],
+    *,
+    execute: Execute,
+    source: str,
+) -> list[SubjectResult]:
+    """Qualify each (cluster, selection) in turn with the farm's configured key and trust
+    (``farm qualify`` and the API's trigger)."""
+    signer = load_configured_signer(storage.settings)
+    trusted = frozenset(load_configured_trust(storage.settings))
+    return [
+        qualify_subject(
+            storage,
+            snapshot,
+            cluster,
+            selection,
+            execute=execute,
+            wait=lambda run_id: wait_for_run(storage, run_id),
+            signer=signer,
+            trusted_keyids=trusted,
+            source=source,
+        )
+        for cluster, selection in subjects
+    ]
 
 
 def refresh_all(

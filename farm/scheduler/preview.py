@@ -11,8 +11,9 @@ compared run (its stored descriptor, read out of its request pack) or the compar
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sqlalchemy import desc, select
@@ -23,6 +24,7 @@ from farm.scheduler.planner import key_targets
 from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
+from farm.store.queries import StoredSnapshot, stored_snapshot
 from farm.store.runs import targets_of_run
 from farm.store.snapshots import RequestReader, persist_snapshot
 
@@ -145,6 +147,43 @@ def _target_causes(
     return tuple(causes) or (Cause(NOT_CACHED),)
 
 
+@dataclass(frozen=True)
+class PlanEntry:
+    """One target of the planned snapshot: its request and whether a render already serves it."""
+
+    key: TargetKey
+    request_digest: str
+    descriptor: Callable[[], dict[str, Any]]
+    cached: str | None = None  # "output" or "failure" when the target stays cached
+
+
+def plan_entries(
+    fleet: str, snapshot_digest: str, entries: Sequence[PlanEntry], baseline: Baseline | None, version: str
+) -> Plan:
+    """The plan of ``entries`` against ``baseline``: every uncached target with its causes.
+
+    The one classification of ``farm plan`` (``preview``) and of the API's diff of two stored
+    snapshots (``snapshot_plan``).
+    """
+    plan = Plan(fleet, snapshot_digest, baseline.label if baseline else "nothing", len(entries))
+    previous = baseline.requests if baseline else {}
+    for entry in entries:
+        if entry.cached == "output":
+            plan.cached_outputs += 1
+        elif entry.cached == "failure":
+            plan.cached_failures += 1
+        elif baseline is None or entry.key not in previous:
+            plan.render.append(PlannedTarget(*entry.key, (Cause(ADDED),)))
+        else:
+            causes = _target_causes(
+                entry.descriptor(), previous[entry.key], entry.request_digest, baseline, version
+            )
+            plan.render.append(PlannedTarget(*entry.key, causes))
+    current = {entry.key for entry in entries}
+    plan.removed = sorted(key for key in previous if key not in current)
+    return plan
+
+
 def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | None, *, source: str) -> Plan:
     """The plan of ``snapshot`` against ``baseline`` (None: every target is added).
 
@@ -154,23 +193,16 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         keyed = key_targets(session, snapshot, version, storage.objects)
-    plan = Plan(snapshot.name, snapshot.digest, baseline.label if baseline else "nothing", len(keyed))
-    previous = baseline.requests if baseline else {}
-    for item in keyed:
-        target, request = item.target_request.target, item.target_request.request
-        key = (target.application, target.cluster)
-        if item.output_digest is not None:
-            plan.cached_outputs += 1
-        elif item.failure is not None:
-            plan.cached_failures += 1
-        elif baseline is None or key not in previous:
-            plan.render.append(PlannedTarget(*key, (Cause(ADDED),)))
-        else:
-            causes = _target_causes(request.descriptor(), previous[key], request.digest, baseline, version)
-            plan.render.append(PlannedTarget(*key, causes))
-    current = {(t.application, t.cluster) for t in snapshot.targets}
-    plan.removed = sorted(key for key in previous if key not in current)
-    return plan
+    entries = [
+        PlanEntry(
+            (item.target_request.target.application, item.target_request.target.cluster),
+            item.target_request.request.digest,
+            item.target_request.request.descriptor,
+            "output" if item.output_digest is not None else "failure" if item.failure is not None else None,
+        )
+        for item in keyed
+    ]
+    return plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
 
 
 def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:
@@ -229,3 +261,33 @@ def latest_run_of_fleet(storage: Storage, fleet: str) -> str | None:
         if names[snapshot_digest] == fleet:
             return run_id
     return None
+
+
+def _stored(storage: Storage, digest: str) -> StoredSnapshot:
+    with read_scope(storage.sessions) as session:
+        stored = stored_snapshot(session, storage.objects, digest)
+    if stored is None:
+        raise LookupError(f"no catalog snapshot {digest}")
+    return stored
+
+
+def snapshot_plan(
+    storage: Storage, old_digest: str, new_digest: str
+) -> tuple[StoredSnapshot, StoredSnapshot, Plan]:
+    """The plan of stored snapshot ``new_digest`` against stored snapshot ``old_digest``.
+
+    A target whose request is the same in both is unchanged (the old snapshot's render serves
+    it, whatever the action cache holds today); every other target gets its causes from the
+    same classification as ``farm plan``. LookupError when either snapshot is unknown.
+    """
+    old, new = _stored(storage, old_digest), _stored(storage, new_digest)
+    descriptor = _stored_descriptor(storage)
+    requests: dict[TargetKey, str | None] = {key: request for key, (_, request) in old.targets.items()}
+    baseline = Baseline(f"snapshot {old_digest}", core_version(), requests, descriptor)
+    entries = [
+        PlanEntry(
+            key, request, partial(descriptor, request), "output" if requests.get(key) == request else None
+        )
+        for key, (_, request) in sorted(new.targets.items())
+    ]
+    return old, new, plan_entries(new.name, new_digest, entries, baseline, baseline.core_version)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from farm.logs import job_log_context
@@ -16,6 +18,7 @@ from farm.store.runs import (
     finalize_run,
     run_has_open_jobs,
     target_counts,
+    target_counts_of_runs,
     targets_of_run,
 )
 
@@ -97,3 +100,42 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
                 }
             )
         return RunSummary(run.id, run.state, run.snapshot_digest, counts, failures)
+
+
+def run_progress(storage: Storage, run_id: str) -> RunSummary:
+    """A run's state and counts by state, without the failure list (what a progress bar needs)."""
+    with read_scope(storage.sessions) as session:
+        run = session.get(models.FleetRun, run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} does not exist")
+    return runs_progress(storage, [run])[0]
+
+
+FINISHED_RUN_STATES = (models.RunState.COMPLETED.value, models.RunState.COMPLETED_WITH_FAILURES.value)
+_finished_counts: OrderedDict[str, dict[str, int]] = OrderedDict()  # run id → its final counts
+FINISHED_COUNTS_KEPT = 10_000
+
+
+def runs_progress(storage: Storage, runs: list[models.FleetRun]) -> list[RunSummary]:
+    """``run_progress`` of many runs: the unfinished ones counted in one grouped statement.
+
+    A run read as finished has no open job left, and a target only ever leaves ``queued``, so
+    its counts are final: they are kept in this process (run ids are unique) instead of counting
+    2,000 rows per run on every runs page.
+    """
+    missing = [run.id for run in runs if run.id not in _finished_counts]
+    with read_scope(storage.sessions) as session:
+        counts = target_counts_of_runs(session, missing) if missing else {}
+    for run in runs:
+        if run.state in FINISHED_RUN_STATES and run.id in counts:
+            _finished_counts[run.id] = counts[run.id]
+            while len(_finished_counts) > FINISHED_COUNTS_KEPT:
+                _finished_counts.popitem(last=False)
+    known = {**{run.id: _finished_counts.get(run.id, {}) for run in runs}, **counts}
+    return [RunSummary(run.id, run.state, run.snapshot_digest, known[run.id]) for run in runs]
+
+
+def wait_for_run(storage: Storage, run_id: str, poll: float = 0.25) -> None:
+    """Block until every target of the run is done."""
+    while (summary := run_progress(storage, run_id)).done < summary.total:
+        time.sleep(poll)

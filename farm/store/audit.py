@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from farm.evidence.keys import TrustedSigners
+from farm.evidence.provenance import RenderProvenance
 from farm.evidence.verify import Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
@@ -48,13 +49,22 @@ from farm.store.snapshots import manifest_references
 # ---------------------------------------------------------------------------------------------
 
 
-def verify_output(
+@dataclass(frozen=True)
+class OutputEvidence:
+    """What ``farm verify --output`` finds about one output: each evidence record with the
+    provenance its envelope states (None when unreadable), and every failure."""
+
+    records: list[tuple[EvidenceRecord, RenderProvenance | None]]
+    failures: list[Failure]
+
+
+def check_output(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str
-) -> list[Failure]:
-    """Every check of one output; an empty list means it verifies."""
+) -> OutputEvidence:
+    """Every check of one output, with the provenance of each of its evidence records."""
     target = f"output {digest}"
     if session.get(RenderOutput, digest) is None:
-        return [Failure("output.unknown", target, "no render output has this digest")]
+        return OutputEvidence([], [Failure("output.unknown", target, "no render output has this digest")])
     failures = _check_blob(objects, digest, target, "blob")
     records = list(
         session.scalars(
@@ -63,11 +73,21 @@ def verify_output(
     )
     if not records:
         failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
+    checked = []
     for record in records:
-        failures += _verify_record(objects, trusted, record, digest)
+        provenance, found = _verify_record(objects, trusted, record, digest)
+        checked.append((record, provenance))
+        failures += found
     failures += _check_cache_links(session, digest, {record.id for record in records}, target)
     failures += _check_bindings(session, digest, records, target)
-    return failures
+    return OutputEvidence(checked, failures)
+
+
+def verify_output(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str
+) -> list[Failure]:
+    """Every check of one output; an empty list means it verifies."""
+    return check_output(session, objects, trusted, digest).failures
 
 
 def _check_bindings(
@@ -126,18 +146,17 @@ def _check_blob(objects: ObjectStore, digest: str, target: str, kind: str) -> li
 
 def _verify_record(
     objects: ObjectStore, trusted: TrustedSigners, record: EvidenceRecord, digest: str
-) -> list[Failure]:
+) -> tuple[RenderProvenance | None, list[Failure]]:
     target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
     try:
         envelope_bytes = objects.get(record.envelope_digest)
     except BlobMissingError as error:
-        return [Failure("envelope.missing", target, str(error))]
+        return None, [Failure("envelope.missing", target, str(error))]
     except BlobCorruptError as error:
-        return [Failure("envelope.corrupt", target, str(error))]
-    _, failures = verify_render_evidence(
+        return None, [Failure("envelope.corrupt", target, str(error))]
+    return verify_render_evidence(
         digest, envelope_bytes, trusted, target=target, expected_action_key=record.action_key
     )
-    return failures
 
 
 def _check_cache_links(session: Session, digest: str, record_ids: set[int], target: str) -> list[Failure]:

@@ -8,6 +8,7 @@ so a caller (and a test) can check that stored == recomputed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import and_, or_, select, update
@@ -135,16 +136,8 @@ def recompute(
     max_age: timedelta,
 ) -> tuple[Derived, int | None]:
     """The state derived from the records, and the id of the current evidence row."""
-    rows = session.scalars(
-        select(QualificationEvidence)
-        .where(QualificationEvidence.subject_id == subject.id)
-        .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
-    ).all()
-    runs = session.scalars(
-        select(QualificationRun)
-        .where(QualificationRun.subject_id == subject.id)
-        .order_by(QualificationRun.id)
-    ).all()
+    rows = evidence_of(session, subject)
+    runs = runs_of(session, subject)
     evidence = [_evidence_record(subject, row) for row in rows]
     derived = derive_state(
         subject.selection,
@@ -248,3 +241,36 @@ def all_evidence(session: Session) -> list[tuple[QualificationEvidence, Qualific
         .order_by(QualificationEvidence.id)
     ).all()
     return [(evidence, subject) for evidence, subject in rows]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One subject's records, each oldest first: its qualification runs, evidence and transitions."""
+
+    runs: list[QualificationRun]
+    evidence: list[QualificationEvidence]
+    events: list[QualificationEvent]
+
+
+def evidence_of(session: Session, subject: QualificationSubject) -> list[QualificationEvidence]:
+    """A subject's evidence rows, oldest attestation first."""
+    statement = (
+        select(QualificationEvidence)
+        .where(QualificationEvidence.subject_id == subject.id)
+        .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
+    )
+    return list(session.scalars(statement))
+
+
+def runs_of(session: Session, subject: QualificationSubject) -> list[QualificationRun]:
+    """A subject's qualification runs, oldest first."""
+    statement = (
+        select(QualificationRun)
+        .where(QualificationRun.subject_id == subject.id)
+        .order_by(QualificationRun.id)
+    )
+    return list(session.scalars(statement))
+
+
+def timeline(session: Session, subject: QualificationSubject) -> Timeline:
+    return Timeline(runs_of(session, subject), evidence_of(session, subject), events(session, subject))

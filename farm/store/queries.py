@@ -1,14 +1,18 @@
-"""Read queries of the API (dashboard): paged runs list."""
+"""Read queries of the API (dashboard): paged runs list, outputs, target history, snapshots."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from farm.store.models import FleetRun, RenderOutput, RenderTarget
-from farm.store.runs import TARGET_ROW_COLUMNS, TargetRow
+from farm.evidence.canonical import digest_of
+from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget
+from farm.store.objects import ObjectStore
+from farm.store.runs import TARGET_ROW_COLUMNS, TargetFilter, TargetRow, filter_targets
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -85,3 +89,113 @@ def target_history(
         )
         for run, t in session.execute(statement)
     ]
+
+
+@dataclass(frozen=True)
+class StoredSnapshot:
+    """A recorded catalog snapshot as the dashboard shows it: documents and targets by digest."""
+
+    digest: str
+    name: str
+    source: str | None
+    created_at: datetime
+    runs: int
+    applications: dict[str, str] = field(default_factory=dict)  # name → content digest
+    clusters: dict[str, str] = field(default_factory=dict)  # name → ClusterProfile digest
+    profiles: dict[str, str] = field(default_factory=dict)  # declaration file → digest
+    targets: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # → (selection, request)
+
+
+def snapshots_page(session: Session, limit: int) -> list[tuple[CatalogSnapshot, int]]:
+    """Snapshots newest first, each with the number of runs of it."""
+    runs = (
+        select(FleetRun.snapshot_digest, func.count().label("runs"))
+        .group_by(FleetRun.snapshot_digest)
+        .subquery()
+    )
+    statement = (
+        select(CatalogSnapshot, func.coalesce(runs.c.runs, 0))
+        .outerjoin(runs, runs.c.snapshot_digest == CatalogSnapshot.digest)
+        .order_by(CatalogSnapshot.created_at.desc(), CatalogSnapshot.digest)
+        .limit(limit)
+    )
+    return [(row, count) for row, count in session.execute(statement)]
+
+
+def stored_snapshot(session: Session, objects: ObjectStore, digest: str) -> StoredSnapshot | None:
+    """One recorded snapshot with its documents and targets (read from its manifest), or None."""
+    row = session.get(CatalogSnapshot, digest)
+    if row is None:
+        return None
+    runs = session.scalar(select(func.count()).where(FleetRun.snapshot_digest == digest)) or 0
+    if row.blob_digest is None:  # a snapshot recorded without its manifest (tests, old rows)
+        return StoredSnapshot(digest, "", row.source, row.created_at, runs)
+    content = json.loads(objects.get(row.blob_digest))
+    return StoredSnapshot(
+        digest=digest,
+        name=content.get("name", ""),
+        source=row.source,
+        created_at=row.created_at,
+        runs=runs,
+        applications={name: digest_of(app) for name, app in content["applications"].items()},
+        clusters=dict(content["clusters"]),
+        profiles=dict(content["profiles"]),
+        targets={
+            (app, cluster): (selection, request) for app, cluster, selection, request in content["targets"]
+        },
+    )
+
+
+def snapshot_name(objects: ObjectStore, row: CatalogSnapshot) -> str:
+    """The fleet name a snapshot's manifest records ("" when it has none)."""
+    return json.loads(objects.get(row.blob_digest)).get("name", "") if row.blob_digest else ""
+
+
+@dataclass(frozen=True)
+class RunGrid:
+    """A run's application × cluster grid: names once, then one compact cell per target."""
+
+    applications: list[str]
+    clusters: list[str]
+    cells: list[tuple[int, int, str, str | None, str]]  # app index, cluster index, state, error, id
+
+    def rows(self) -> list[list[tuple[str, str | None, str] | None]]:
+        """The grid as rows of cells (None where the run has no such target)."""
+        table: list[list[tuple[str, str | None, str] | None]] = [
+            [None] * len(self.clusters) for _ in self.applications
+        ]
+        for app, cluster, state, error_code, target_id in self.cells:
+            table[app][cluster] = (state, error_code, target_id)
+        return table
+
+
+UNIT, RECORD = "\x1f", "\x1e"  # separators no name, state, error code or id can hold
+
+
+def run_grid(session: Session, run_id: str, where: TargetFilter) -> RunGrid:
+    """The cells of a run's grid, aggregated in SQL: one row per application holding its cells
+    as one string, so 2,000 targets cost 100 rows to fetch and not 2,000."""
+    cell = (
+        RenderTarget.cluster_profile
+        + UNIT
+        + RenderTarget.state
+        + UNIT
+        + func.coalesce(RenderTarget.error_code, "")
+        + UNIT
+        + RenderTarget.id
+    )
+    statement = filter_targets(
+        select(RenderTarget.application, func.aggregate_strings(cell, RECORD)), run_id, where
+    )
+    statement = statement.group_by(RenderTarget.application).order_by(RenderTarget.application)
+    rows = [
+        (app, [entry.split(UNIT) for entry in cells.split(RECORD)])
+        for app, cells in session.execute(statement)
+    ]
+    clusters = {name: index for index, name in enumerate(sorted({c[0] for _, cells in rows for c in cells}))}
+    grid_cells = [  # by application; within one, in the order the database aggregated them
+        (index, clusters[cluster], state, error_code or None, target_id)
+        for index, (_, cells) in enumerate(rows)
+        for cluster, state, error_code, target_id in cells
+    ]
+    return RunGrid([app for app, _ in rows], list(clusters), grid_cells)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Exists, and_, bindparam, case, exists, func, insert, or_, select, update
+from sqlalchemy import Exists, Select, and_, bindparam, case, exists, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -429,10 +429,23 @@ CACHED_FAILURE = "cached_failure"  # the count of cached targets that carry a fa
 
 def target_counts(session: Session, run_id: str) -> dict[str, int]:
     """Targets of a run by state; cached failures are counted apart under ``cached_failure``."""
+    return target_counts_of_runs(session, [run_id]).get(run_id, {})
+
+
+def target_counts_of_runs(session: Session, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """``target_counts`` of many runs in one grouped statement (the runs list)."""
     cached_failure = (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None)
     label = case((cached_failure, CACHED_FAILURE), else_=RenderTarget.state)
-    rows = session.execute(select(label, func.count()).where(RenderTarget.run_id == run_id).group_by(label))
-    return dict(Counter({state: count for state, count in rows}))
+    counts: dict[str, Counter[str]] = {}
+    for chunk in chunks(list(run_ids)):
+        rows = session.execute(
+            select(RenderTarget.run_id, label, func.count())
+            .where(RenderTarget.run_id.in_(chunk))
+            .group_by(RenderTarget.run_id, label)
+        )
+        for run_id, state, count in rows:
+            counts.setdefault(run_id, Counter())[state] += count
+    return {run_id: dict(counter) for run_id, counter in counts.items()}
 
 
 @dataclass(frozen=True)
@@ -479,8 +492,16 @@ TARGET_ROW_COLUMNS = (
 
 def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = None) -> list[TargetRow]:
     """The targets of a run, ordered by application, cluster and selection, optionally filtered."""
-    where = where or TargetFilter()
-    statement = select(*TARGET_ROW_COLUMNS).where(RenderTarget.run_id == run_id)
+    statement = filter_targets(select(*TARGET_ROW_COLUMNS), run_id, where or TargetFilter())
+    statement = statement.order_by(
+        RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.selection
+    )
+    return [TargetRow(*row) for row in session.execute(statement)]
+
+
+def filter_targets(statement: Select[Any], run_id: str, where: TargetFilter) -> Select[Any]:
+    """``statement`` over the targets of one run that ``where`` selects."""
+    statement = statement.where(RenderTarget.run_id == run_id)
     if where.states:
         statement = statement.where(RenderTarget.state.in_(where.states))
     if where.failed_only:
@@ -491,10 +512,7 @@ def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = N
         statement = statement.where(RenderTarget.application == where.application)
     if where.cluster_profile is not None:
         statement = statement.where(RenderTarget.cluster_profile == where.cluster_profile)
-    statement = statement.order_by(
-        RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.selection
-    )
-    return [TargetRow(*row) for row in session.execute(statement)]
+    return statement
 
 
 def jobs_of_run(session: Session, run_id: str) -> list[RenderJob]:

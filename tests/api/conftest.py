@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,5 +37,44 @@ def finished_run(fleet_env: FleetEnv, tmp_path: Path) -> FinishedRun:  # noqa: F
 @pytest.fixture
 def client(finished_run: FinishedRun) -> Iterator[TestClient]:
     app = create_app(finished_run.env.storage, {"test-fleet": finished_run.catalog_root}, TOKEN)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
+QUALIFIED_SUBJECT = ("prod-nginx", "ingress-class=public")
+
+
+@dataclass
+class ExampleFleet:
+    """A finished run of a copy of the shipped examples/fleet, one subject qualified."""
+
+    env: FleetEnv
+    run_id: str
+    root: Path
+
+
+@pytest.fixture
+def example_fleet(fleet_env: FleetEnv, tmp_path: Path) -> ExampleFleet:  # noqa: F811
+    from farm.catalog import load_catalog
+    from farm.qualification.service import qualify_subjects
+
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root)
+    _, planned = plan_catalog(fleet_env.storage, root)
+    run_local(fleet_env.settings, planned.queued, processes=1)
+    qualify_subjects(
+        fleet_env.storage,
+        load_catalog(root),
+        [QUALIFIED_SUBJECT],
+        execute=lambda queued: run_local(fleet_env.settings, queued, processes=1),
+        source=str(root),
+    )
+    return ExampleFleet(fleet_env, planned.run_id, root)
+
+
+@pytest.fixture
+def example_client(example_fleet: ExampleFleet) -> Iterator[TestClient]:
+    app = create_app(example_fleet.env.storage, {"example": example_fleet.root}, TOKEN)
     with TestClient(app) as test_client:
         yield test_client

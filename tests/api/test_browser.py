@@ -8,13 +8,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 from fleet.conftest import FleetEnv
 
-from api.conftest import FinishedRun
+from api.conftest import ExampleFleet, FinishedRun
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".farm-artifacts" / "browser"
@@ -36,13 +41,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def served(finished_run: FinishedRun) -> Iterator[str]:
-    env: FleetEnv = finished_run.env
+@contextmanager
+def _farm_serve(env: FleetEnv, catalog_root: Path) -> Iterator[str]:
     port = _free_port()
     farm = Path(sys.executable).parent / "farm"
     process = subprocess.Popen(
-        [str(farm), "serve", "--port", str(port), "--catalog", str(finished_run.catalog_root)],
+        [str(farm), "serve", "--port", str(port), "--catalog", str(catalog_root)],
         env=os.environ | env.environ(),
     )
     base = f"http://127.0.0.1:{port}"
@@ -60,10 +64,20 @@ def served(finished_run: FinishedRun) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-@pytest.mark.timeout(120)
-def test_a_person_clicks_from_the_runs_list_to_a_failed_target_and_an_output(
-    served: str, finished_run: FinishedRun, tmp_path: Path
-) -> None:
+@pytest.fixture
+def served(finished_run: FinishedRun) -> Iterator[str]:
+    with _farm_serve(finished_run.env, finished_run.catalog_root) as base:
+        yield base
+
+
+@pytest.fixture
+def served_example(example_fleet: ExampleFleet) -> Iterator[str]:
+    with _farm_serve(example_fleet.env, example_fleet.root) as base:
+        yield base
+
+
+@contextmanager
+def _browser(profile: Path) -> Iterator[Page]:
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: apt-get install -y chromium (.ci/run does it)")
     from playwright.sync_api import sync_playwright
@@ -72,9 +86,19 @@ def test_a_person_clicks_from_the_runs_list_to_a_failed_target_and_an_output(
     print(f"screenshots in {ARTIFACTS}")
     with sync_playwright() as driver:
         browser = driver.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), args=ARGS, headless=True
+            str(profile), executable_path=str(CHROMIUM), args=ARGS, headless=True
         )
-        page = browser.new_page()
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_person_clicks_from_the_runs_list_to_a_failed_target_and_an_output(
+    served: str, finished_run: FinishedRun, tmp_path: Path
+) -> None:
+    with _browser(tmp_path / "chromium-profile") as page:
         page.goto(served + "/")
         assert page.locator("progress").first.get_attribute("value") == "6"
         page.screenshot(path=str(ARTIFACTS / "1-runs.png"), full_page=True)
@@ -98,4 +122,52 @@ def test_a_person_clicks_from_the_runs_list_to_a_failed_target_and_an_output(
         page.wait_for_url("**/outputs/**")
         assert "kind: Deployment" in page.locator(".highlight").inner_text()
         page.screenshot(path=str(ARTIFACTS / "4-output.png"), full_page=True)
-        browser.close()
+
+
+@pytest.mark.timeout(180)
+def test_a_person_browses_the_example_fleet_from_a_run_to_an_output_and_the_qualification_board(
+    served_example: str, example_fleet: ExampleFleet, tmp_path: Path
+) -> None:
+    with _browser(tmp_path / "chromium-profile") as page:
+        page.goto(served_example + "/")
+        assert page.locator("a.run-link").count() == 2  # the fleet run and the qualification's run
+        page.screenshot(path=str(ARTIFACTS / "example-1-runs.png"), full_page=True)
+
+        page.click(f"a.run-link:text('{example_fleet.run_id}')")
+        page.wait_for_url(f"**/runs/{example_fleet.run_id}")
+        assert page.locator("a.cell.succeeded").count() == 31 and page.locator("a.cell.failed").count() == 0
+        assert "storefront" in page.locator("table.grid").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "example-2-run.png"), full_page=True)
+
+        page.fill("input[name=application]", "storefront")
+        page.fill("input[name=cluster]", "prod-nginx")
+        page.click("form.filters button")
+        page.wait_for_url("**application=storefront**")
+        page.locator("a.cell.succeeded").click()
+        page.wait_for_url("**/targets/**")
+        assert page.locator("h1").inner_text() == "storefront / prod-nginx"
+        page.screenshot(path=str(ARTIFACTS / "example-3-target.png"), full_page=True)
+
+        page.click("a.output-link")
+        page.wait_for_url("**/outputs/**")
+        assert page.locator("b.signature").inner_text() == "valid"
+        assert "storefront" in page.locator("table.provenance").inner_text()
+        assert "kind:" in page.locator(".highlight").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "example-4-output.png"), full_page=True)
+
+        page.click("nav.main a:text('qualification')")
+        page.wait_for_url("**/qualification")
+        board = page.locator("section[data-state=qualified]")
+        assert "prod-nginx" in board.inner_text() and "ingress-class=public" in board.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "example-5-qualification.png"), full_page=True)
+
+        board.locator("a.subject-link").first.click()
+        page.wait_for_url("**/qualification/*")
+        assert page.locator("b.state").inner_text() == "qualified"
+        assert page.locator("tr.entry.evidence.current").count() == 1
+        page.screenshot(path=str(ARTIFACTS / "example-6-subject.png"), full_page=True)
+
+        page.click("nav.main a:text('snapshots')")
+        page.wait_for_url("**/snapshots")
+        assert "example" in page.locator("table.snapshots").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "example-7-snapshots.png"), full_page=True)

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
+from fleet.conftest import make_catalog
 
 from api.conftest import FinishedRun
+from farm.scheduler.executors import run_local
+from farm.scheduler.service import plan_catalog
 
 
 def _failed_target(client: TestClient, run_id: str) -> dict:
@@ -45,3 +48,18 @@ def test_unknown_pages_are_404_and_static_files_and_metrics_are_served(client: T
     metrics = client.get("/metrics/")
     assert metrics.status_code == 200
     assert "farm_queue_depth" in metrics.text and 'farm_jobs{state="succeeded"}' in metrics.text
+
+
+def test_the_runs_page_follows_a_running_run_and_keeps_a_finished_runs_counts(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    make_catalog(finished_run.catalog_root, apps=0, clusters=()).write_app(
+        "app-0", image="ghcr.io/example/app:v3"
+    )
+    _, planned = plan_catalog(finished_run.env.storage, finished_run.catalog_root)
+    running = client.get("/").text
+    assert f'<tr data-run="{planned.run_id}">' in running
+    assert running.count('max="6" value="4"') == 1 and running.count('max="6" value="6"') == 1
+    run_local(finished_run.env.settings, planned.queued, processes=1)
+    finished = client.get("/").text
+    assert finished.count('max="6" value="6"') == 2 and finished == client.get("/").text

@@ -163,3 +163,30 @@ def test_a_targets_history_lists_its_results_newest_run_first(
     assert history[0]["error_code"]
     assert client.get("/api/targets/app-9/cluster-a/history").status_code == 404
     assert client.get("/api/targets/app-2/cluster-a/history", params={"limt": 1}).status_code == 422
+
+
+def test_a_runs_grid_is_one_compact_cell_per_target_coloured_by_state(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    grid = client.get(f"/api/runs/{finished_run.run_id}/grid").json()
+    assert grid["applications"] == ["app-0", "app-1", "app-2"]
+    assert grid["clusters"] == ["cluster-a", "cluster-b"]
+    cells = {
+        (grid["applications"][a], grid["clusters"][c]): (state, code)
+        for a, c, state, code, _ in grid["cells"]
+    }
+    assert len(cells) == 6 and cells[("app-0", "cluster-b")] == ("succeeded", None)
+    assert cells[("app-2", "cluster-a")][0] == "failed" and cells[("app-2", "cluster-a")][1]
+    targets = {t["id"] for t in client.get(f"/api/runs/{finished_run.run_id}/targets").json()}
+    assert {cell[4] for cell in grid["cells"]} == targets
+
+
+def test_a_runs_grid_filters_and_refuses_unknown_runs_and_parameters(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    failed = client.get(f"/api/runs/{finished_run.run_id}/grid", params={"state": "failed"}).json()
+    assert failed["applications"] == ["app-2"] and len(failed["cells"]) == 2
+    one = client.get(f"/api/runs/{finished_run.run_id}/grid", params={"cluster": "cluster-b"}).json()
+    assert one["clusters"] == ["cluster-b"] and len(one["cells"]) == 3
+    assert client.get("/api/runs/nope/grid").json()["error"]["status"] == 404
+    assert client.get(f"/api/runs/{finished_run.run_id}/grid", params={"stat": "failed"}).status_code == 422

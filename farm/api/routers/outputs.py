@@ -1,4 +1,4 @@
-"""Outputs: the latest output of a target, any output by digest."""
+"""Outputs: the latest output of a target, any output by digest with its provenance and signature."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from farm.evidence.keys import load_configured_trust
+from farm.evidence.provenance import RenderProvenance
 from farm.scheduler.service import latest_output, unified_output_diff
+from farm.store.audit import check_output
+from farm.store.context import Storage
 from farm.store.db import read_scope
+from farm.store.models import RenderOutput as RenderOutputRow
 from farm.store.queries import output_known, target_history
 
 router = APIRouter(tags=["outputs"])
@@ -34,6 +39,80 @@ def output_by_digest(request: Request, digest: str) -> Response:
     if not known:
         raise HTTPException(status_code=404, detail=f"no output {digest}")
     return Response(storage.objects.get(digest), media_type="application/yaml")
+
+
+class SignatureFailure(BaseModel):
+    code: str
+    message: str
+
+
+class Provenance(BaseModel):
+    evidence_id: int
+    envelope_digest: str
+    signer_keyid: str
+    statement: dict[str, str] | None  # what the signed statement says; None when it is unreadable
+
+
+class OutputEvidence(BaseModel):
+    digest: str
+    size: int
+    signature: str  # "valid" or "invalid"
+    failures: list[SignatureFailure]
+    provenance: list[Provenance]
+
+
+def _statement(provenance: RenderProvenance | None) -> dict[str, str] | None:
+    if provenance is None:
+        return None
+    inputs = provenance.inputs
+    return {
+        "application": provenance.application,
+        "cluster": provenance.cluster_profile,
+        "selection": inputs.selection,
+        "catalog_snapshot": provenance.catalog_snapshot,
+        "target_id": provenance.target_id,
+        "action_key": provenance.action_key,
+        "core_version": inputs.core_version,
+        "request_digest": inputs.request_digest,
+        "application_digest": inputs.application_digest,
+        "values_digest": inputs.values_digest,
+        "cluster_profile_digest": inputs.cluster_profile_digest,
+    }
+
+
+def output_evidence(storage: Storage, digest: str) -> OutputEvidence:
+    """The checks of ``farm verify --output`` on one output, and the provenance its envelopes state.
+    HTTPException 404 for a digest that is no recorded output."""
+    trusted = load_configured_trust(storage.settings)
+    with read_scope(storage.sessions) as session:
+        if not output_known(session, digest):
+            raise HTTPException(status_code=404, detail=f"no output {digest}")
+        checked = check_output(session, storage.objects, trusted, digest)
+        size = session.get(RenderOutputRow, digest).size_bytes
+    return OutputEvidence(
+        digest=digest,
+        size=size,
+        signature="invalid" if checked.failures else "valid",
+        failures=[
+            SignatureFailure(code=f.code, message=f"{f.target}: {f.message}") for f in checked.failures
+        ],
+        provenance=[
+            Provenance(
+                evidence_id=record.id,
+                envelope_digest=record.envelope_digest,
+                signer_keyid=record.signer_keyid,
+                statement=_statement(provenance),
+            )
+            for record, provenance in checked.records
+        ],
+    )
+
+
+@router.get("/outputs/{digest}/evidence")
+def output_provenance(request: Request, digest: str) -> OutputEvidence:
+    """One output's signature status (the DSSE envelopes verified as ``farm verify`` does, with
+    the reason when invalid) and the provenance each signed statement records."""
+    return output_evidence(request.app.state.storage, digest)
 
 
 @router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")

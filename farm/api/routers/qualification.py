@@ -1,0 +1,160 @@
+"""Qualification: the board of subjects, one subject's timeline, trigger a qualification."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from pydantic import BaseModel, ConfigDict
+
+from farm.api.security import require_token
+from farm.catalog import CatalogError, load_catalog
+from farm.qualification import service
+from farm.scheduler.executors import run_local
+from farm.store import qualification as records
+from farm.store.context import Storage
+from farm.store.db import read_scope
+from farm.store.models import QualificationSubject
+
+router = APIRouter(tags=["qualification"])
+
+SubjectId = Annotated[int, Path(ge=1)]
+
+
+class Subject(BaseModel):
+    id: int
+    cluster: str
+    selection: str  # "name=value", or "" for an unprofiled ClusterProfile
+    state: str
+    reason: str
+    since: datetime
+    current_evidence_id: int | None
+
+
+class TimelineEntry(BaseModel):
+    at: datetime
+    kind: Literal["run", "evidence", "transition"]
+    summary: str
+    run_id: str | None = None  # the fleet run that rendered the subject's targets
+    envelope_digest: str | None = None
+    current: bool = False
+
+
+class SubjectTimeline(BaseModel):
+    subject: Subject
+    entries: list[TimelineEntry]  # oldest first
+
+
+class QualifyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    catalog: str
+    subjects: list[str] | None = None  # "CLUSTER" or "CLUSTER:name=value"; default every subject
+
+
+class QualifyAccepted(BaseModel):
+    catalog: str
+    subjects: list[str]
+
+
+def _subject(row: QualificationSubject) -> Subject:
+    return Subject(
+        id=row.id,
+        cluster=row.cluster_profile,
+        selection=row.selection,
+        state=row.state,
+        reason=row.reason,
+        since=row.since,
+        current_evidence_id=row.current_evidence_id,
+    )
+
+
+def board(storage: Storage) -> list[Subject]:
+    with read_scope(storage.sessions) as session:
+        return [_subject(row) for row in records.subjects(session)]
+
+
+def subject_timeline(storage: Storage, subject_id: int) -> SubjectTimeline:
+    """HTTPException 404 when no subject has this id."""
+    with read_scope(storage.sessions) as session:
+        row = records.subject_by_id(session, subject_id)
+        if row is None:
+            raise HTTPException(status_code=404, detail=f"no qualification subject {subject_id}")
+        found = records.timeline(session, row)
+        entries = [
+            TimelineEntry(at=run.created_at, kind="run", summary=f"qualification run {run.state}")
+            for run in found.runs
+        ]
+        entries += [
+            TimelineEntry(
+                at=evidence.attested_at,
+                kind="evidence",
+                summary=f"signed by {evidence.signer_keyid[:16]} on core {evidence.core_version}",
+                run_id=evidence.run_id,
+                envelope_digest=evidence.envelope_digest,
+                current=evidence.id == row.current_evidence_id,
+            )
+            for evidence in found.evidence
+        ]
+        entries += [
+            TimelineEntry(
+                at=event.at,
+                kind="transition",
+                summary=f"{event.from_state} → {event.to_state}"
+                + (f" ({event.reason})" if event.reason else "")
+                + f" by {event.cause}",
+            )
+            for event in found.events
+        ]
+        subject = _subject(row)
+    order = {"run": 0, "evidence": 1, "transition": 2}
+    entries.sort(key=lambda entry: (entry.at.replace(tzinfo=None), order[entry.kind]))
+    return SubjectTimeline(subject=subject, entries=entries)
+
+
+@router.get("/qualification")
+def list_subjects(request: Request) -> list[Subject]:
+    """Every subject with its state, reason and since (the board of ``farm qualification``)."""
+    return board(request.app.state.storage)
+
+
+@router.get("/qualification/{subject_id}")
+def get_subject(request: Request, subject_id: SubjectId) -> SubjectTimeline:
+    """One subject and its timeline of qualification runs, signed evidence and transitions."""
+    return subject_timeline(request.app.state.storage, subject_id)
+
+
+def _parse_subject(text: str) -> tuple[str, str]:
+    cluster, _, selection = text.partition(":")
+    return cluster, selection
+
+
+@router.post("/qualification", status_code=202, dependencies=[Depends(require_token)])
+def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepted:
+    """Qualify subjects of a configured catalog (named by its fleet name) in a background thread,
+    through the same service as ``farm qualify``, with the local executor."""
+    folder = request.app.state.catalogs.get(body.catalog)
+    if folder is None:
+        raise HTTPException(
+            status_code=404, detail=f"catalog {body.catalog!r} is not configured on this server"
+        )
+    try:
+        snapshot = load_catalog(folder)
+    except CatalogError as exc:
+        raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
+    known = service.subjects_of(snapshot)
+    wanted = [_parse_subject(text) for text in body.subjects] if body.subjects is not None else known
+    unknown = [f"{c}:{s}" if s else c for c, s in wanted if (c, s) not in known]
+    if unknown:
+        raise HTTPException(
+            status_code=404, detail=f"not a subject of catalog {body.catalog!r}: {', '.join(unknown)}"
+        )
+    storage: Storage = request.app.state.storage
+    threading.Thread(
+        target=service.qualify_subjects,
+        args=(storage, snapshot, wanted),
+        kwargs={"execute": lambda queued: run_local(storage.settings, queued), "source": str(folder)},
+        daemon=True,
+    ).start()
+    return QualifyAccepted(catalog=body.catalog, subjects=[f"{c}:{s}" if s else c for c, s in wanted])
