@@ -116,6 +116,7 @@ class CatalogSnapshot:
     targets: tuple[Target, ...]
     problems: tuple[Problem, ...] = ()
     profile_documents: tuple[tuple[str, bytes], ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()  # e.g. a target rule that matches nothing (not in the digest)
 
     @cached_property
     def _applications(self) -> dict[str, ApplicationEntry]:
@@ -136,6 +137,10 @@ class CatalogSnapshot:
             return self._clusters[name]
         except KeyError:
             raise KeyError(f"ClusterProfile {name!r} is not in catalog {self.name!r}") from None
+
+    def problem_of(self, target: Target) -> Problem | None:
+        """Why the loader refused the application or ClusterProfile of ``target``, if it did."""
+        return self.application(target.application).problem or self.cluster(target.cluster).problem
 
     @cached_property
     def declarations(self) -> dict[str, Declaration]:

@@ -60,7 +60,7 @@ def qualify_command(
     signer = load_configured_signer(settings)
     trusted = frozenset(load_configured_trust(settings))
     try:
-        snapshot = load_catalog(catalog)
+        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems:
             err.print(f"Error: {problem}")

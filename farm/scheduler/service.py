@@ -23,7 +23,7 @@ def prepare_database(storage: Storage) -> None:
 
 
 def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
-    snapshot = load_catalog(catalog)
+    snapshot = load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes)
     planned = plan_run(
         storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
     )
