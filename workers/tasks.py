@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cache
 
 from botocore.exceptions import BotoCoreError, ClientError
+from celery import Task
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from farm.evidence.keys import Signer, load_configured_signer
 from farm.scheduler.audit import scheduled_audit
 from farm.scheduler.executors import RENDER_TASK, CeleryQueue, worker_name
 from farm.scheduler.fingerprint import core_version, versioned_queue
-from farm.scheduler.jobs import run_job
+from farm.scheduler.jobs import give_up_job, run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
@@ -39,6 +41,7 @@ def _signer() -> Signer:
 
 
 @app.task(
+    bind=True,
     name=RENDER_TASK,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=2,
@@ -46,11 +49,18 @@ def _signer() -> Signer:
     retry_jitter=True,
     max_retries=5,
 )
-def render_job(job_id: str, batch_key: str) -> str:
-    """Run one job. The message carries the job id and the batch key it expects, nothing else."""
-    outcome = run_job(
-        _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
-    )
+def render_job(self: Task, job_id: str, batch_key: str) -> str:
+    """Run one job. The message carries the job id and the batch key it expects, nothing else.
+    On the last retry's infrastructure error the job fails (it would otherwise stay queued)."""
+    try:
+        outcome = run_job(
+            _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
+        )
+    except INFRASTRUCTURE_ERRORS as error:
+        if self.request.retries >= (self.max_retries or 0):
+            with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends it then
+                give_up_job(_storage(), job_id, error)
+        raise
     return outcome.state
 
 
@@ -101,7 +111,7 @@ def qualify_subject_task(cluster: str, selection: str) -> str:
 
     result = qualify_subject(
         storage,
-        load_catalog(catalog),
+        load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes),
         cluster,
         selection,
         execute=execute,

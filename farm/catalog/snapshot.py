@@ -164,6 +164,8 @@ class CatalogSnapshot:
         """The resolved ClusterProfile of ``cluster`` under ``selection`` (None: the default).
         Raises ``ProfileError`` for an unknown profile or value, or a selection without a declaration."""
         entry = self.cluster(cluster)
+        if entry.problem is not None:  # never parsed again: its targets fail with the problem
+            return ResolvedClusterProfile(entry.profile_yaml, b"", digest_bytes(b""), None, {})
         return resolve(entry.profile_yaml, f"{cluster}.yaml", self.declarations.get(cluster), selection)
 
     def subject_requests(self, cluster: str, selection: Selection | None) -> list[TargetRequest]:

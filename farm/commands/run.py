@@ -11,15 +11,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from farm.catalog import CatalogError
+from farm.catalog import CatalogError, load_catalog
 from farm.evidence.keys import load_configured_signer
 from farm.scheduler.executors import CeleryQueue, run_local
-from farm.scheduler.progress import RunSummary, run_summary
+from farm.scheduler.progress import RunSummary, finalize_run_if_done, jobs_taken, run_summary
 from farm.scheduler.service import (
     RunDiff,
     diff_runs,
     latest_output,
-    plan_catalog,
+    plan_snapshot,
     prepare_database,
     recent_runs,
     unified_output_diff,
@@ -60,8 +60,26 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
     echo(f"  outputs in {storage.objects.describe()} (farm output APP/CLUSTER prints one)")
 
 
-def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
+NO_WORKER_WARNING_SECONDS = 10.0
+
+
+def _stuck(summary: RunSummary, waited: float) -> str:
+    queued = summary.total - summary.done
+    return (
+        f"run {summary.run_id}: {queued} of {summary.total} targets still queued after {waited:g} s; "
+        f"their jobs stay queued: start or check a worker (farm worker), then follow the run with "
+        f"farm status {summary.run_id}"
+    )
+
+
+def _wait_with_progress(
+    storage: Storage, run_id: str, show: bool, timeout: float | None = None, poll: float = 0.25
+) -> RunSummary:
+    """Poll until every target is done; past ``timeout`` seconds raise TimeoutError (the message
+    says how many are still queued). Says once when no worker has taken a job for a while."""
+    started = time.monotonic()
     summary = run_summary(storage, run_id)
+    warned = False
     with Progress(
         TextColumn("rendering"),
         BarColumn(),
@@ -72,9 +90,20 @@ def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float =
     ) as progress:
         task = progress.add_task("run", total=summary.total, completed=summary.done)
         while summary.done < summary.total:
+            waited = time.monotonic() - started
+            if timeout is not None and waited >= timeout:
+                raise TimeoutError(_stuck(summary, round(waited)))
+            if not warned and waited >= NO_WORKER_WARNING_SECONDS and not jobs_taken(storage, run_id):
+                warned = True
+                typer.echo(
+                    f"warning: no worker has taken a job of run {run_id} in {NO_WORKER_WARNING_SECONDS:g} s: "
+                    f"is a farm worker running for queue {CeleryQueue.queue_name(storage.settings)}?",
+                    err=True,
+                )
             time.sleep(poll)
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
+    finalize_run_if_done(storage, run_id)  # the last worker may not have finished the run row yet
     return run_summary(storage, run_id)
 
 
@@ -88,6 +117,15 @@ def run_command(
     processes: int = typer.Option(
         0, "--processes", help="local executor: worker processes (default: every core)"
     ),
+    timeout: float = typer.Option(
+        None,
+        "--timeout",
+        min=0,
+        help="Celery executor: stop waiting after SECONDS, exit 1 naming the targets still queued",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="catalog warnings (a target rule matching nothing …) are errors: plan nothing"
+    ),
 ) -> None:
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
     settings = load_settings()
@@ -98,13 +136,19 @@ def run_command(
     storage = _open()
     load_configured_signer(settings)  # the embedded key is generated before workers start
     try:
-        snapshot, planned = plan_catalog(storage, catalog)
+        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems:
             err.print(f"Error: {problem}", markup=False)
         raise typer.Exit(1) from None
-    for problem in snapshot.problems:
-        err.print(f"warning: {problem.message}", markup=False)
+    warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
+    if strict and warnings:
+        for warning in warnings:
+            typer.echo(f"Error: {warning} (--strict: nothing was planned)", err=True)
+        raise typer.Exit(1)
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    planned = plan_snapshot(storage, snapshot, catalog)
     show = not as_json and sys.stderr.isatty()
     if chosen == "local":
         run_local(settings, planned.queued, processes=processes or None)
@@ -113,7 +157,11 @@ def run_command(
         if not wait:
             _print_summary(run_summary(storage, planned.run_id), storage, as_json)
             return
-    summary = _wait_with_progress(storage, planned.run_id, show)
+    try:
+        summary = _wait_with_progress(storage, planned.run_id, show, timeout if chosen == "celery" else None)
+    except TimeoutError as stuck:
+        typer.echo(f"Error: {stuck}", err=True)
+        raise typer.Exit(1) from None
     _print_summary(summary, storage, as_json)
     if summary.failed:
         raise typer.Exit(1)

@@ -44,7 +44,15 @@ from farm.store.db import session_scope
 from farm.store.models import JobState
 from farm.store.objects import BlobCorruptError, BlobMissingError
 from farm.store.outputs import put_signed, record_failures, record_outputs
-from farm.store.runs import ClaimedJob, ClaimedTarget, TargetResult, claim_job, finish_job, release_job
+from farm.store.runs import (
+    ClaimedJob,
+    ClaimedTarget,
+    TargetResult,
+    claim_job,
+    fail_open_job,
+    finish_job,
+    release_job,
+)
 from farm.store.snapshots import load_request
 
 log = logging.getLogger(__name__)
@@ -55,6 +63,7 @@ FORGED_MESSAGE = "batch_key_mismatch"
 INTERNAL_ERROR = "internal_error"
 NONDETERMINISTIC = "nondeterministic_output"
 SKIPPED = "skipped"
+RETRIES_EXHAUSTED = "job.retries_exhausted"
 
 
 @dataclass(frozen=True)
@@ -253,6 +262,22 @@ def _sign(
     signed = sign_output(signer, manifests, provenance)
     batch.signed[target.id] = signed
     batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=signed.output_digest))
+
+
+def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:
+    """Fail a job whose infrastructure retries ran out, and its open targets, instead of leaving
+    it queued forever; finishes its run when it was the last open job. False when the job had
+    finished meanwhile."""
+    message = bound_message(
+        f"the job's retries ran out on an infrastructure error: {type(error).__name__}: {error}"
+    )
+    with session_scope(storage.sessions) as session:
+        run_id = fail_open_job(session, job_id, code=RETRIES_EXHAUSTED, message=message)
+    if run_id is None:
+        return False
+    log.error("job %s failed: %s", job_id, message)
+    finalize_run_if_done(storage, run_id)
+    return True
 
 
 class RequestRefused(Exception):

@@ -24,10 +24,14 @@ def prepare_database(storage: Storage) -> None:
 
 def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
     snapshot = load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes)
-    planned = plan_run(
+    return snapshot, plan_snapshot(storage, snapshot, catalog)
+
+
+def plan_snapshot(storage: Storage, snapshot: CatalogSnapshot, catalog: str | Path) -> PlannedRun:
+    """Plan a run of ``snapshot``, loaded from the folder ``catalog``."""
+    return plan_run(
         storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
     )
-    return snapshot, planned
 
 
 @dataclass(frozen=True)
