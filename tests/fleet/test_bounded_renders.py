@@ -1,6 +1,7 @@
 """Every render in a worker is bounded in time (FARM_RENDER_TIMEOUT_SECONDS) and memory
 (FARM_RENDER_MEMORY_MIB): a render past a bound fails its own target with a stable code, its
-siblings in the batch and every other application still render, on the local process pool.
+siblings in the batch and every other application still render, on the local process pool and
+on a Celery worker.
 
 The heavy application is legal: a passthrough ConfigMap of 120,000 keys (3.7 MB, under the
 catalog's file limit) that takes seconds and well over 100 MiB to render, beside small
@@ -21,7 +22,8 @@ from farm.scheduler.service import plan_catalog
 from farm.settings import load_settings
 from farm.store.context import open_storage
 
-from .conftest import Catalog, FleetEnv
+from .conftest import Catalog, FleetEnv, make_catalog
+from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
 
 HEAVY_KEYS = 120_000
 HEAVY = """apiVersion: launcher.gokure.dev/v1alpha1
@@ -153,3 +155,19 @@ def test_bounded_work_in_order_each_item_past_a_bound_failing_alone() -> None:
     codes = [getattr(outcome, "code", outcome) for outcome in outcomes]
     assert codes == ["A", "render.timeout", "B", "render.memory", "C", "render.crashed", "D"]
     assert outcomes[5].message == "the render process was killed by signal SIGKILL"
+
+
+@pytest.mark.timeout(600)
+def test_a_render_past_the_time_bound_fails_alone_on_a_celery_worker(
+    celery_farm: CeleryFarm,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    write_heavy_app(catalog)
+    celery_farm.env["FARM_RENDER_TIMEOUT_SECONDS"] = "2"
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
+    assert summary["counts"]["succeeded"] == 11 and summary["counts"]["failed"] == 3
+    assert list(summary["failures"]) == [RENDER_TIMEOUT]
+    assert {f["application"] for f in summary["failures"][RENDER_TIMEOUT]} == {"heavy"}
+    assert summary["state"] == "completed_with_failures"
