@@ -375,11 +375,3 @@ def _with_selections(
                 continue
         result.append(target)
     return result, refused
-
-
-def target_warnings(snapshot: CatalogSnapshot, fleet: Fleet) -> list[str]:
-    """Target rules that select nothing (a likely typo in a glob)."""
-    _, warnings = _expand_targets(
-        list(fleet.spec.targets), [a.name for a in snapshot.applications], [c.name for c in snapshot.clusters]
-    )
-    return warnings

@@ -1,12 +1,13 @@
-"""Bounded renders: a job's renders run in a child process with a time and a memory bound.
+"""Bounded renders: every render runs in a render child process, bounded in time and memory.
 
-The worker forks one child per job (a fork costs about a millisecond, a batch holds up to 50
-targets), the child renders the batch's requests one after the other and sends each outcome back
-over a pipe. The worker waits at most ``seconds`` for each outcome: a render past it is killed and
-its target fails with ``render.timeout``. The child's address space is bounded to what it holds
-at the fork plus ``memory_bytes``: a render that exhausts it fails with ``render.memory``. A child
-that dies any other way fails its target with ``render.crashed``. In each case a new child renders
-the rest of the batch, so the siblings of a hostile target still render.
+Each worker process (a pool process of the local executor, a Celery pool process) forks one
+render child the first time it renders and keeps it: the child renders one request at a time,
+sent over a pipe, and sends the outcome back, so the core's imports and caches stay warm across
+jobs. The worker waits at most ``seconds`` for each outcome: a render past it is killed with its
+child and its target fails with ``render.timeout``. The child's address space is bounded to what
+it held when it started plus ``memory_bytes``: a render that exhausts it fails with
+``render.memory``. A child that dies any other way fails its target with ``render.crashed``. In
+each case the next render starts a new child, so the siblings of a hostile target still render.
 
 Where ``os.fork`` does not exist the renders run in the worker itself, unbounded.
 """
@@ -24,7 +25,7 @@ import struct
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from farm.core.errors import bound_message
 
@@ -61,14 +62,31 @@ def run_bounded(
     bounds: RenderBounds,
 ) -> list[Outcome | BoundExceeded]:
     """``work(item)`` for every item, each within ``bounds``, in order. ``work`` must not raise
-    (it turns its errors into outcomes) and its outcomes must pickle."""
+    (it turns its errors into outcomes); items and outcomes must pickle."""
     if not hasattr(os, "fork"):
         return [work(item) for item in items]
-    outcomes: list[Outcome | BoundExceeded | None] = [None] * len(items)
-    start = 0
-    while start < len(items):
-        start = _one_child(items, work, bounds, outcomes, start)
-    return outcomes  # type: ignore[return-value]  # every slot is filled
+    child = _child_for(work, bounds)
+    return [child.run(item) for item in items]
+
+
+_children: dict[tuple[Any, RenderBounds], _RenderChild] = {}
+
+
+def _child_for(work: Callable[[Any], Any], bounds: RenderBounds) -> _RenderChild:
+    key = (work, bounds)
+    child = _children.get(key)
+    if child is None or child.owner != os.getpid():  # a forked worker starts its own
+        child = _children[key] = _RenderChild(work, bounds)
+    return child
+
+
+def stop_render_children() -> None:
+    """Stop this process's render children (the next render starts a fresh one, forked from
+    this process as it is then)."""
+    for child in _children.values():
+        if child.owner == os.getpid():
+            child.stop()
+    _children.clear()
 
 
 def _address_space() -> int | None:
@@ -80,23 +98,94 @@ def _address_space() -> int | None:
         return None
 
 
-def _child(
-    items: Sequence[Item], work: Callable[[Item], Outcome], start: int, pipe: int, limit: int | None
-) -> None:
-    """The render child: never returns, never touches what the worker holds (database, sockets)."""
+class _RenderChild:
+    """One render child of this worker process, started on first use and after each death."""
+
+    def __init__(self, work: Callable[[Any], Any], bounds: RenderBounds) -> None:
+        self.work, self.bounds, self.owner = work, bounds, os.getpid()
+        self.pid: int | None = None
+        self.to_child = self.from_child = -1
+
+    def run(self, item: Any) -> Any:
+        if self.pid is None:
+            self._start()
+        deadline = time.monotonic() + self.bounds.seconds
+        try:
+            _send(self.to_child, item)
+            outcome = _receive(self.from_child, deadline)
+        except (BrokenPipeError, EOFError):
+            return self._died()
+        except TimeoutError:
+            self.stop()
+            return BoundExceeded(
+                RENDER_TIMEOUT, f"the render took longer than {self.bounds.seconds:g} s and was stopped"
+            )
+        return outcome
+
+    def _start(self) -> None:
+        requests_read, requests_write = os.pipe()
+        outcomes_read, outcomes_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(requests_write)
+            os.close(outcomes_read)
+            _serve(self.work, requests_read, outcomes_write, self.bounds.memory_bytes)
+        os.close(requests_read)
+        os.close(outcomes_write)
+        self.pid, self.to_child, self.from_child = pid, requests_write, outcomes_read
+
+    def _died(self) -> BoundExceeded:
+        pid = self.pid
+        self._close()
+        assert pid is not None
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _MEMORY_EXIT:
+            mib = self.bounds.memory_bytes // (1024 * 1024)
+            return BoundExceeded(RENDER_MEMORY, f"the render needed more than {mib} MiB and was stopped")
+        if os.WIFSIGNALED(status):
+            how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+        else:
+            how = f"exited with status {os.WEXITSTATUS(status)}"
+        return BoundExceeded(RENDER_CRASHED, bound_message(f"the render process {how}"))
+
+    def stop(self) -> None:
+        pid = self.pid
+        self._close()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+    def _close(self) -> None:
+        for fd in (self.to_child, self.from_child):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pid, self.to_child, self.from_child = None, -1, -1
+
+
+def _serve(work: Callable[[Any], Any], requests: int, outcomes: int, memory_bytes: int) -> None:
+    """The render child's loop: never returns, never touches what the worker holds (database
+    connections, sockets); it ends when the worker closes the pipe or a render exhausts memory."""
     status = 0
     try:
         gc.freeze()  # the worker's objects are never collected (or finalized) here
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if limit is not None:
+        for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGQUIT"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        current = _address_space()
+        if current is not None:
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
-            soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        for index in range(start, len(items)):
-            frame = pickle.dumps((index, work(items[index])), protocol=pickle.HIGHEST_PROTOCOL)
-            _write_all(pipe, _HEADER.pack(len(frame)) + frame)
-            del frame
+            soft = current + memory_bytes
+            resource.setrlimit(
+                resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
+            )
+        while True:
+            try:
+                item = _receive(requests, None)
+            except EOFError:
+                break
+            _send(outcomes, work(item))
+            del item
     except MemoryError:
         status = _MEMORY_EXIT
     except BaseException:  # noqa: BLE001 - the worker names the target that died
@@ -105,83 +194,30 @@ def _child(
         os._exit(status)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def _send(fd: int, value: Any) -> None:
+    frame = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(frame)) + frame)
     while view:
         view = view[os.write(fd, view) :]
 
 
-def _one_child(
-    items: Sequence[Item],
-    work: Callable[[Item], Outcome],
-    bounds: RenderBounds,
-    outcomes: list,
-    start: int,
-) -> int:
-    """Fork a child rendering ``items[start:]``; fill ``outcomes`` with what it sends and return
-    where the next child starts (``len(items)`` when this one finished the batch)."""
-    current = _address_space()
-    limit = current + bounds.memory_bytes if current is not None else None
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        _child(items, work, start, write_end, limit)
-    os.close(write_end)
-    try:
-        return _collect(read_end, pid, len(items), bounds, outcomes, start)
-    finally:
-        os.close(read_end)
+def _receive(fd: int, deadline: float | None) -> Any:
+    """One value from ``fd``; EOFError when the other end closed, TimeoutError past ``deadline``."""
+    header = _read_exactly(fd, _HEADER.size, deadline)
+    (size,) = _HEADER.unpack(header)
+    return pickle.loads(_read_exactly(fd, size, deadline))
 
 
-def _collect(fd: int, pid: int, count: int, bounds: RenderBounds, outcomes: list, index: int) -> int:
-    buffer = bytearray()
-    deadline = time.monotonic() + bounds.seconds
-    while True:
-        remaining = deadline - time.monotonic()
-        ready = select.select([fd], [], [], max(remaining, 0))[0] if remaining > 0 else []
-        if not ready:
-            _kill(pid)
-            if index < count:
-                outcomes[index] = BoundExceeded(
-                    RENDER_TIMEOUT, f"the render took longer than {bounds.seconds:g} s and was stopped"
-                )
-            return min(index + 1, count)
-        chunk = os.read(fd, _READ)
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+    chunks, missing = [], size
+    while missing:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(missing, _READ))
         if not chunk:
-            status = _reap(pid)
-            if index < count:
-                outcomes[index] = _death(status, bounds)
-            return min(index + 1, count)
-        buffer += chunk
-        while len(buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(buffer)
-            if len(buffer) < _HEADER.size + size:
-                break
-            sent, outcome = pickle.loads(bytes(buffer[_HEADER.size : _HEADER.size + size]))
-            del buffer[: _HEADER.size + size]
-            outcomes[sent] = outcome
-            index = sent + 1
-            deadline = time.monotonic() + bounds.seconds
-
-
-def _death(status: int, bounds: RenderBounds) -> BoundExceeded:
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _MEMORY_EXIT:
-        mib = bounds.memory_bytes // (1024 * 1024)
-        return BoundExceeded(RENDER_MEMORY, f"the render needed more than {mib} MiB and was stopped")
-    if os.WIFSIGNALED(status):
-        how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
-    else:
-        how = f"exited with status {os.WEXITSTATUS(status)}"
-    return BoundExceeded(RENDER_CRASHED, bound_message(f"the render process {how}"))
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    _reap(pid)
-
-
-def _reap(pid: int) -> int:
-    _, status = os.waitpid(pid, 0)
-    return status
+            raise EOFError
+        chunks.append(chunk)
+        missing -= len(chunk)
+    return b"".join(chunks)

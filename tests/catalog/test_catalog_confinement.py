@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,12 @@ from typer.testing import CliRunner
 from farm.catalog import CatalogError, load_catalog
 from farm.cli import app as cli
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
-
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    target = tmp_path / "fleet"
-    shutil.copytree(EXAMPLE, target)
+def catalog(catalog: Path, tmp_path: Path) -> Path:
+    """The example catalog, a secret beside it."""
     (tmp_path / "secret.yaml").write_text("password: hunter2\n")
-    return target
+    return catalog
 
 
 def _problems(root: Path) -> dict[str, str]:

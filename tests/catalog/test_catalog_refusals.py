@@ -7,26 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from farm.catalog import load_catalog
 from farm.cli import app as cli
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
 
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    target = tmp_path / "fleet"
-    shutil.copytree(EXAMPLE, target)
-    return target
-
-
-def farm_run(catalog: Path, home: Path, *extra: str) -> tuple[int, dict | None, str]:
+def farm_run(
+    catalog: Path,
+    home: Path,
+    *extra: str,
+) -> tuple[int, dict | None, str]:
     result = CliRunner().invoke(
         cli, ["run", str(catalog), "--json", "--processes", "1", *extra], env={"FARM_HOME": str(home)}
     )
@@ -34,11 +27,15 @@ def farm_run(catalog: Path, home: Path, *extra: str) -> tuple[int, dict | None, 
     return result.exit_code, json.loads(result.stdout) if result.stdout else None, result.stderr
 
 
-def _problems(catalog: Path) -> dict[str, tuple[str, str]]:
+def _problems(
+    catalog: Path,
+) -> dict[str, tuple[str, str]]:
     return {p.file: (p.code, p.message) for p in load_catalog(catalog).problems}
 
 
-def test_a_folder_without_app_yaml_is_refused_naming_the_file_and_what_it_holds(catalog: Path) -> None:
+def test_a_folder_without_app_yaml_is_refused_naming_the_file_and_what_it_holds(
+    catalog: Path,
+) -> None:
     folder = catalog / "applications" / "search"
     (folder / "app.yaml").rename(folder / "app.yml")
     code, message = _problems(catalog)["applications/search/app.yaml"]
@@ -47,7 +44,10 @@ def test_a_folder_without_app_yaml_is_refused_naming_the_file_and_what_it_holds(
     assert message.endswith("the folder holds app.yml")
 
 
-def test_a_refused_applications_targets_fail_with_the_loaders_reason(catalog: Path, tmp_path: Path) -> None:
+def test_a_refused_applications_targets_fail_with_the_loaders_reason(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
     folder = catalog / "applications" / "search"
     (folder / "app.yaml").unlink()
     status, summary, stderr = farm_run(catalog, tmp_path / "farm")
@@ -77,7 +77,9 @@ def test_a_symlinked_app_yaml_fails_its_targets_as_unsafe_not_as_an_empty_docume
     assert all("is a symbolic link" in f["message"] for f in failures)
 
 
-def test_a_values_file_for_a_cluster_that_does_not_exist_refuses_its_application(catalog: Path) -> None:
+def test_a_values_file_for_a_cluster_that_does_not_exist_refuses_its_application(
+    catalog: Path,
+) -> None:
     values = catalog / "applications" / "greeter" / "values"
     values.mkdir()
     (values / "prod-ngnix.yaml").write_text("replicas: 3\n")
@@ -86,7 +88,9 @@ def test_a_values_file_for_a_cluster_that_does_not_exist_refuses_its_application
     assert "no ClusterProfile 'prod-ngnix' in the catalog" in message
 
 
-def test_a_values_file_for_a_known_cluster_is_accepted(catalog: Path) -> None:
+def test_a_values_file_for_a_known_cluster_is_accepted(
+    catalog: Path,
+) -> None:
     values = catalog / "applications" / "greeter" / "values"
     values.mkdir()
     (values / "prod-nginx.yaml").write_text("replicas: 3\n")
@@ -104,7 +108,9 @@ def test_an_application_folder_whose_name_is_not_utf8_is_refused_and_the_others_
     assert status == 0
 
 
-def test_a_cluster_file_whose_name_is_not_utf8_is_refused_naming_it(catalog: Path) -> None:
+def test_a_cluster_file_whose_name_is_not_utf8_is_refused_naming_it(
+    catalog: Path,
+) -> None:
     os.rename(
         catalog / "clusters" / "staging-traefik.yaml", os.fsencode(catalog / "clusters") + b"/st\xff.yaml"
     )
@@ -113,12 +119,17 @@ def test_a_cluster_file_whose_name_is_not_utf8_is_refused_naming_it(catalog: Pat
     assert {c.name for c in load_catalog(catalog).clusters} == {"prod-gateway", "prod-nginx"}
 
 
-def _add_rule_matching_nothing(catalog: Path) -> None:
+def _add_rule_matching_nothing(
+    catalog: Path,
+) -> None:
     fleet = catalog / "fleet.yaml"
     fleet.write_text(fleet.read_text() + '    - applications: ["serch"]\n      clusters: ["prod-*"]\n')
 
 
-def test_a_target_rule_matching_nothing_is_a_warning_naming_the_rule(catalog: Path, tmp_path: Path) -> None:
+def test_a_target_rule_matching_nothing_is_a_warning_naming_the_rule(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
     _add_rule_matching_nothing(catalog)
     assert load_catalog(catalog).warnings == (
         "fleet.yaml: spec.targets[3] matches no (application, cluster) pair",
@@ -141,6 +152,9 @@ def test_strict_makes_a_rule_matching_nothing_an_error_and_plans_nothing(
     assert runs.exit_code == 0 and runs.stdout == ""
 
 
-def test_strict_passes_a_clean_catalog(catalog: Path, tmp_path: Path) -> None:
+def test_strict_passes_a_clean_catalog(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
     status, summary, stderr = farm_run(catalog, tmp_path / "farm", "--strict")
     assert status == 0 and stderr == "" and summary is not None and summary["state"] == "completed"

@@ -70,33 +70,29 @@ def _bounded_run(env: FleetEnv, catalog: Catalog, tmp_path: Path, **bounds: obje
 
 
 @pytest.mark.timeout(300)
-def test_a_render_past_the_time_bound_fails_alone_with_render_timeout(
-    fleet_env: FleetEnv, catalog: Catalog, tmp_path: Path
+@pytest.mark.parametrize(
+    ("bound", "code", "message"),
+    [
+        ({"render_timeout_seconds": 2}, RENDER_TIMEOUT, "the render took longer than 2 s and was stopped"),
+        ({"render_memory_mib": 32}, RENDER_MEMORY, "the render needed more than 32 MiB and was stopped"),
+    ],
+    ids=["time", "memory"],
+)
+def test_a_render_past_a_bound_fails_alone_with_the_bounds_code(
+    fleet_env: FleetEnv, catalog: Catalog, tmp_path: Path, bound: dict, code: str, message: str
 ) -> None:
     write_heavy_app(catalog)
-    summary = _bounded_run(fleet_env, catalog, tmp_path, render_timeout_seconds=2)
+    summary = _bounded_run(fleet_env, catalog, tmp_path, **bound)
     assert summary["counts"] == {"succeeded": 11, "failed": 3}
-    assert list(summary["failures"]) == [RENDER_TIMEOUT]
-    failures = summary["failures"][RENDER_TIMEOUT]
+    assert list(summary["failures"]) == [code]
+    failures = summary["failures"][code]
     assert sorted(f["application"] + "/" + f["cluster"] for f in failures) == [
         "heavy/cluster-a",
         "heavy/cluster-b",
         "heavy/cluster-c",
     ]
-    assert {f["message"] for f in failures} == {"the render took longer than 2 s and was stopped"}
+    assert {f["message"] for f in failures} == {message}
     assert summary["state"] == "completed_with_failures"
-
-
-@pytest.mark.timeout(300)
-def test_a_render_past_the_memory_bound_fails_alone_with_render_memory(
-    fleet_env: FleetEnv, catalog: Catalog, tmp_path: Path
-) -> None:
-    write_heavy_app(catalog)
-    summary = _bounded_run(fleet_env, catalog, tmp_path, render_memory_mib=32)
-    assert summary["counts"] == {"succeeded": 11, "failed": 3}
-    assert list(summary["failures"]) == [RENDER_MEMORY]
-    messages = {f["message"] for f in summary["failures"][RENDER_MEMORY]}
-    assert messages == {"the render needed more than 32 MiB and was stopped"}
 
 
 @pytest.mark.timeout(300)
