@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from farm.commands.run import _wait_with_progress
 from farm.scheduler.jobs import RETRIES_EXHAUSTED, give_up_job
 from farm.scheduler.progress import run_summary
 from farm.scheduler.service import plan_catalog
 from farm.store import models
 from farm.store.db import session_scope
+from farm.store.models import JobState
+from farm.store.runs import TargetResult, claim_job, finish_job
 
 from .conftest import Catalog, FleetEnv, make_catalog
 from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
@@ -93,3 +96,23 @@ def test_a_job_whose_retries_run_out_on_a_celery_worker_fails_and_the_run_comple
     assert message.startswith("the job's retries ran out on an infrastructure error: ")
     (job,) = celery_farm.jobs(summary["run_id"])
     assert job.state == "failed" and job.attempts == 6  # the first try and five retries
+
+
+def test_the_wait_reports_the_final_run_state_when_the_last_worker_has_not_finished_the_run_row(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    """Every job recorded, the run row still ``running`` (the last worker died between its commit
+    and ``finalize_run_if_done``): the summary ``farm run`` prints says ``completed_with_failures``."""
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    for job_id, _ in planned.queued:
+        with session_scope(fleet_env.storage.sessions) as session:
+            claimed = claim_job(session, job_id, worker="w")
+            assert claimed is not None
+            results = [
+                TargetResult(t.id, JobState.FAILED, error_code="x", error_message="y")
+                for t in claimed.targets
+            ]
+            assert finish_job(session, job_id, worker="w", results=results)
+    assert run_summary(fleet_env.storage, planned.run_id).state == "running"
+    summary = _wait_with_progress(fleet_env.storage, planned.run_id, show=False)
+    assert summary.state == "completed_with_failures" and summary.done == summary.total == 11
