@@ -32,6 +32,12 @@ Variables:
   evidence its catalog no longer matches stale; ``requalify``: and qualifies them again;
   ``off``: a run leaves qualification alone.
 - ``FARM_LOG_FORMAT``: ``text`` (default) or ``json`` (one JSON object a line, with run and job ids).
+- ``FARM_RENDER_TIMEOUT_SECONDS``: wall-clock seconds one render may take in a worker (default 60);
+  a render past it is stopped and its target fails with ``render.timeout``.
+- ``FARM_RENDER_MEMORY_MIB``: MiB of address space one render may add to its worker (default
+  1024); a render that needs more is stopped and its target fails with ``render.memory``.
+- ``FARM_CATALOG_MAX_FILE_BYTES``: the largest catalog file the loader reads (default 4 MiB);
+  a larger one is refused with its application or ClusterProfile.
 """
 
 from __future__ import annotations
@@ -95,6 +101,9 @@ class FarmSettings(BaseSettings):
     # what `farm run` does to qualification afterwards (FARM_QUALIFICATION_ON_RUN)
     qualification_on_run: Literal["off", "stale", "requalify"] = "stale"
     api_token: str | None = None
+    render_timeout_seconds: float = Field(default=60.0, gt=0)
+    render_memory_mib: int = Field(default=1024, ge=16)
+    catalog_max_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
     api_read_requires_token: bool = False
 
     @model_validator(mode="before")

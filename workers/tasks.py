@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from functools import cache
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
+from celery import Task
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from farm.evidence.keys import Signer, load_configured_signer
 from farm.scheduler.audit import scheduled_audit
 from farm.scheduler.executors import QUALIFY_TASK, RENDER_TASK, CeleryQueue, worker_name
-from farm.scheduler.jobs import run_job
+from farm.scheduler.jobs import give_up_job, run_job
 from farm.scheduler.reconcile import reconcile
 from farm.store.context import Storage, open_storage
 from farm.store.objects import ObjectStoreError
@@ -45,6 +47,7 @@ def _signer() -> Signer:
 
 
 @app.task(
+    bind=True,
     name=RENDER_TASK,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=2,
@@ -52,11 +55,18 @@ def _signer() -> Signer:
     retry_jitter=True,
     max_retries=5,
 )
-def render_job(job_id: str, batch_key: str) -> str:
-    """Run one job. The message carries the job id and the batch key it expects, nothing else."""
-    outcome = run_job(
-        _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
-    )
+def render_job(self: Task, job_id: str, batch_key: str) -> str:
+    """Run one job. The message carries the job id and the batch key it expects, nothing else.
+    On the last retry's infrastructure error the job fails (it would otherwise stay queued)."""
+    try:
+        outcome = run_job(
+            _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
+        )
+    except INFRASTRUCTURE_ERRORS as error:
+        if self.request.retries >= (self.max_retries or 0):
+            with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends it then
+                give_up_job(_storage(), job_id, error)
+        raise
     return outcome.state
 
 
@@ -122,7 +132,7 @@ def qualify_subject_task(cluster: str, selection: str) -> str:
 
     result = qualify_subject(
         storage,
-        load_catalog(catalog),
+        load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes),
         cluster,
         selection,
         execute=execute,

@@ -82,8 +82,28 @@ def read_catalog_file(path: Path, root: Path, limit: int | None = None) -> bytes
         os.close(fd)
 
 
-def _read_optional(path: Path, root: Path) -> bytes | None:
-    return read_catalog_file(path, root) if os.path.lexists(path) else None
+def _shown(path: Path, root: Path) -> str:
+    """``path`` relative to the catalog, printable: bytes that are not UTF-8 shown as ``\\xNN``."""
+    return _relative(path, root).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.listdir gave undecodable bytes as surrogates
+        return False
+    return True
+
+
+def _not_utf8(path: Path, root: Path) -> Problem:
+    shown = _shown(path, root)
+    return Problem(
+        shown, "unsafe_file", f"{shown}: the name is not UTF-8; rename it (catalog names must be UTF-8)"
+    )
+
+
+def _read_optional(path: Path, root: Path, limit: int) -> bytes | None:
+    return read_catalog_file(path, root, limit) if os.path.lexists(path) else None
 
 
 def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes | None) -> Problem | None:
@@ -106,23 +126,40 @@ def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes
     return None
 
 
-def _load_application(folder: Path, root: Path) -> ApplicationEntry:
+def _missing_app_yaml(folder: Path, root: Path) -> Problem:
+    source = _relative(folder / "app.yaml", root)
+    found = sorted(p.name for p in folder.iterdir() if _is_utf8(p.name)) if folder.is_dir() else []
+    holds = f"; the folder holds {', '.join(found[:5])}" if found else "; the folder is empty"
+    return Problem(
+        source,
+        "missing_file",
+        f"{source}: does not exist: every folder of spec.applications is an application"
+        f" (add app.yaml or remove the folder){holds}",
+    )
+
+
+def _load_application(folder: Path, root: Path, limit: int) -> ApplicationEntry:
     try:
         if folder.is_symlink():
             raise UnsafeFile(
                 _relative(folder, root), "is a symbolic link; a catalog reads only its own files"
             )
-        app_yaml = read_catalog_file(folder / "app.yaml", root)
-        package = _read_optional(folder / "kurel.yaml", root)
-        values = _read_optional(folder / "values.yaml", root)
+        if not os.path.lexists(folder / "app.yaml"):
+            return ApplicationEntry(folder.name, b"", None, None, (), _missing_app_yaml(folder, root))
+        app_yaml = read_catalog_file(folder / "app.yaml", root, limit)
+        package = _read_optional(folder / "kurel.yaml", root, limit)
+        values = _read_optional(folder / "values.yaml", root, limit)
         values_dir = folder / "values"
         if values_dir.is_symlink():
             raise UnsafeFile(
                 _relative(values_dir, root), "is a symbolic link; a catalog reads only its own files"
             )
-        cluster_values = tuple(
-            sorted((path.stem, read_catalog_file(path, root)) for path in values_dir.glob("*.yaml"))
-        )
+        value_files = sorted(values_dir.glob("*.yaml"))
+        misnamed = next((path for path in value_files if not _is_utf8(path.name)), None)
+        if misnamed is not None:
+            problem = _not_utf8(misnamed, root)
+            return ApplicationEntry(folder.name, b"", None, None, (), problem)
+        cluster_values = tuple((path.stem, read_catalog_file(path, root, limit)) for path in value_files)
     except UnsafeFile as error:
         return ApplicationEntry(
             folder.name, b"", None, None, (), Problem(error.source, "unsafe_file", str(error))
@@ -138,10 +175,29 @@ def _load_application(folder: Path, root: Path) -> ApplicationEntry:
     return ApplicationEntry(folder.name, app_yaml, package, values, cluster_values, problem)
 
 
-def _load_cluster(path: Path, root: Path) -> tuple[ClusterEntry, str]:
+def _values_for_unknown_clusters(
+    applications: list[ApplicationEntry], clusters: set[str], apps_folder: str
+) -> list[ApplicationEntry]:
+    """An application whose ``values/<cluster>.yaml`` names no ClusterProfile of the catalog is
+    refused (a typo would otherwise drop that cluster's values silently)."""
+    checked = []
+    for app in applications:
+        unknown = sorted(name for name, _ in app.cluster_values if name not in clusters)
+        if app.problem is None and unknown:
+            source = f"{apps_folder}/{app.name}/values/{unknown[0]}.yaml"
+            message = (
+                f"{source}: no ClusterProfile {unknown[0]!r} in the catalog; a values file is named"
+                " after the cluster it applies to (rename or remove it)"
+            )
+            app = replace(app, problem=Problem(source, "invalid_parameters", message))
+        checked.append(app)
+    return checked
+
+
+def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str]:
     source = _relative(path, root)
     try:
-        data = read_catalog_file(path, root)
+        data = read_catalog_file(path, root, limit)
     except UnsafeFile as error:
         return ClusterEntry(path.stem, b"", Problem(source, "unsafe_file", str(error))), path.stem
     try:
@@ -175,24 +231,25 @@ def _expand_targets(
     return sorted(targets.values()), warnings
 
 
-def load_catalog(path: str | Path) -> CatalogSnapshot:
-    """Read the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml itself)."""
+def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
+    """Read the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml itself); a
+    file over ``max_file_bytes`` (``FARM_CATALOG_MAX_FILE_BYTES``) is refused."""
     root = Path(path)
     fleet_file = root if root.is_file() else root / "fleet.yaml"
     root = fleet_file.parent
     if not fleet_file.is_file():
         raise CatalogError([f"{fleet_file}: no fleet.yaml found"])
     try:
-        fleet_yaml = read_catalog_file(fleet_file, root)
+        fleet_yaml = read_catalog_file(fleet_file, root, max_file_bytes)
     except UnsafeFile as error:
         raise CatalogError([str(error)]) from None
     fleet, problems = parse_fleet(fleet_yaml, "fleet.yaml")
     if fleet is None:
         raise CatalogError(problems)
-    return _load_contents(root, fleet, fleet_yaml)
+    return _load_contents(root, fleet, fleet_yaml, max_file_bytes)
 
 
-def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapshot:
+def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> CatalogSnapshot:
     fatal = [
         f"fleet.yaml: spec.{field}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
         for field, folder in (
@@ -211,16 +268,17 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
         fatal.append(f"fleet.yaml: spec.clusters: folder {fleet.spec.clusters!r} does not exist")
     if fatal:
         raise CatalogError(fatal)
-    applications = [
-        _load_application(folder, root)
-        for folder in sorted(
-            p for p in apps_dir.iterdir() if os.path.lexists(p / "app.yaml") or p.is_symlink()
-        )
-    ]
+    folders = sorted(
+        p for p in apps_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.is_symlink())
+    )
+    refused_names = [_not_utf8(p, root) for p in folders if not _is_utf8(p.name)]
+    applications = [_load_application(p, root, limit) for p in folders if _is_utf8(p.name)]
     clusters: list[ClusterEntry] = []
     seen: dict[str, str] = {}
-    for file in sorted(clusters_dir.glob("*.yaml")):
-        entry, name = _load_cluster(file, root)
+    cluster_files = sorted(clusters_dir.glob("*.yaml"))
+    refused_names += [_not_utf8(p, root) for p in cluster_files if not _is_utf8(p.name)]
+    for file in (p for p in cluster_files if _is_utf8(p.name)):
+        entry, name = _load_cluster(file, root, limit)
         if name in seen:
             fatal.append(
                 f"{_relative(file, root)}: ClusterProfile {name!r} is already defined in {seen[name]}"
@@ -232,18 +290,24 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
     profile_documents: tuple[tuple[str, bytes], ...] = ()
     if fleet.spec.profiles:
         profiles_dir = root / fleet.spec.profiles
+        misnamed = [_not_utf8(p, root).message for p in profiles_dir.glob("*.yaml") if not _is_utf8(p.name)]
+        if misnamed:
+            raise CatalogError(misnamed)
         try:
             profile_documents = tuple(
-                (_relative(p, root), read_catalog_file(p, root)) for p in sorted(profiles_dir.glob("*.yaml"))
+                (_relative(p, root), read_catalog_file(p, root, limit))
+                for p in sorted(profiles_dir.glob("*.yaml"))
             )
         except UnsafeFile as error:
             raise CatalogError([str(error)]) from None
     declarations = _load_declarations(profile_documents, seen)
-    targets, _ = _expand_targets(
+    applications = _values_for_unknown_clusters(applications, set(seen), fleet.spec.applications)
+    targets, warnings = _expand_targets(
         list(fleet.spec.targets), [a.name for a in applications], [c.name for c in clusters]
     )
     targets, refused = _with_selections(targets, declarations, {c.name: c for c in clusters})
-    problems = tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
+    problems = tuple(refused_names)
+    problems += tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
     problems += tuple(refused)
     return CatalogSnapshot(
         name=fleet.metadata.name,
@@ -253,6 +317,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes) -> CatalogSnapsh
         targets=tuple(targets),
         problems=problems,
         profile_documents=profile_documents,
+        warnings=tuple(warnings),
     )
 
 
@@ -310,11 +375,3 @@ def _with_selections(
                 continue
         result.append(target)
     return result, refused
-
-
-def target_warnings(snapshot: CatalogSnapshot, fleet: Fleet) -> list[str]:
-    """Target rules that select nothing (a likely typo in a glob)."""
-    _, warnings = _expand_targets(
-        list(fleet.spec.targets), [a.name for a in snapshot.applications], [c.name for c in snapshot.clusters]
-    )
-    return warnings

@@ -116,6 +116,7 @@ class CatalogSnapshot:
     targets: tuple[Target, ...]
     problems: tuple[Problem, ...] = ()
     profile_documents: tuple[tuple[str, bytes], ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()  # e.g. a target rule that matches nothing (not in the digest)
 
     @cached_property
     def _applications(self) -> dict[str, ApplicationEntry]:
@@ -136,6 +137,10 @@ class CatalogSnapshot:
             return self._clusters[name]
         except KeyError:
             raise KeyError(f"ClusterProfile {name!r} is not in catalog {self.name!r}") from None
+
+    def problem_of(self, target: Target) -> Problem | None:
+        """Why the loader refused the application or ClusterProfile of ``target``, if it did."""
+        return self.application(target.application).problem or self.cluster(target.cluster).problem
 
     @cached_property
     def declarations(self) -> dict[str, Declaration]:
@@ -166,6 +171,8 @@ class CatalogSnapshot:
         resolved = self._resolved.get((cluster, selection))
         if resolved is None:
             entry = self.cluster(cluster)
+            if entry.problem is not None:  # never parsed again: its targets fail with the problem
+                return ResolvedClusterProfile(entry.profile_yaml, b"", digest_bytes(b""), None, {})
             declaration = self.declarations.get(cluster)
             resolved = resolve(entry.profile_yaml, f"{cluster}.yaml", declaration, selection)
             self._resolved[(cluster, selection)] = resolved

@@ -30,7 +30,7 @@ SHOWN_PER_CAUSE = 20
 
 def _load(catalog: Path, option: str) -> CatalogSnapshot:
     try:
-        return load_catalog(catalog)
+        return load_catalog(catalog, max_file_bytes=load_settings().catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems[:-1]:
             typer.echo(f"Error: {option}{problem}", err=True)

@@ -49,7 +49,7 @@ def qualify_command(
         raise typer.Exit(2)
     storage = _open()
     try:
-        snapshot = load_catalog(catalog)
+        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems:
             err.print(f"Error: {problem}")

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from farm.catalog import CatalogError, CatalogSnapshot
+from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
 from farm.logs import configure_json_logging_if_asked
-from farm.scheduler.progress import RunSummary, run_summary
+from farm.scheduler.progress import RunSummary, finalize_run_if_done, jobs_taken, run_summary
 from farm.scheduler.service import (
     RunDiff,
     diff_runs,
     latest_output,
-    plan_catalog,
+    plan_snapshot,
     prepare_database,
     recent_runs,
     unified_output_diff,
@@ -63,12 +63,30 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
     echo(f"  outputs in {storage.objects.describe()} (farm output APP/CLUSTER prints one)")
 
 
-def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float = 0.25) -> RunSummary:
+NO_WORKER_WARNING_SECONDS = 10.0
+
+
+def _stuck(summary: RunSummary, waited: float) -> str:
+    queued = summary.total - summary.done
+    return (
+        f"run {summary.run_id}: {queued} of {summary.total} targets still queued after {waited:g} s; "
+        f"their jobs stay queued: start or check a worker (farm worker), then follow the run with "
+        f"farm status {summary.run_id}"
+    )
+
+
+def _wait_with_progress(
+    storage: Storage, run_id: str, show: bool, timeout: float | None = None, poll: float = 0.25
+) -> RunSummary:
+    """Poll until every target is done; past ``timeout`` seconds raise TimeoutError (the message
+    says how many are still queued). Says once when no worker has taken a job for a while."""
+    started = time.monotonic()
     summary = run_summary(storage, run_id)
     if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
         return summary
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    warned = False
     with Progress(
         TextColumn("rendering"),
         BarColumn(),
@@ -79,9 +97,22 @@ def _wait_with_progress(storage: Storage, run_id: str, show: bool, poll: float =
     ) as progress:
         task = progress.add_task("run", total=summary.total, completed=summary.done)
         while summary.done < summary.total:
+            waited = time.monotonic() - started
+            if timeout is not None and waited >= timeout:
+                raise TimeoutError(_stuck(summary, round(waited)))
+            if not warned and waited >= NO_WORKER_WARNING_SECONDS and not jobs_taken(storage, run_id):
+                warned = True
+                from farm.scheduler.executors import CeleryQueue
+
+                typer.echo(
+                    f"warning: no worker has taken a job of run {run_id} in {NO_WORKER_WARNING_SECONDS:g} s: "
+                    f"is a farm worker running for queue {CeleryQueue.queue_name(storage.settings)}?",
+                    err=True,
+                )
             time.sleep(poll)
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
+    finalize_run_if_done(storage, run_id)  # the last worker may not have finished the run row yet
     return run_summary(storage, run_id)
 
 
@@ -121,6 +152,15 @@ def run_command(
     processes: int = typer.Option(
         0, "--processes", help="local executor: worker processes (default: every core)"
     ),
+    timeout: float = typer.Option(
+        None,
+        "--timeout",
+        min=0,
+        help="Celery executor: stop waiting after SECONDS, exit 1 naming the targets still queued",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="catalog warnings (a target rule matching nothing …) are errors: plan nothing"
+    ),
 ) -> None:
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
     settings = load_settings()
@@ -131,13 +171,19 @@ def run_command(
         raise typer.Exit(2)
     storage = _open()
     try:
-        snapshot, planned = plan_catalog(storage, catalog)
+        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems:
             err.print(f"Error: {problem}", markup=False)
         raise typer.Exit(1) from None
-    for problem in snapshot.problems:
-        err.print(f"warning: {problem.message}", markup=False)
+    warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
+    if strict and warnings:
+        for warning in warnings:
+            typer.echo(f"Error: {warning} (--strict: nothing was planned)", err=True)
+        raise typer.Exit(1)
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    planned = plan_snapshot(storage, snapshot, catalog)
     show = not as_json and sys.stderr.isatty()
     if planned.queued:  # the executors, and the key they sign with, only when there is work
         _execute(settings, chosen, planned.queued, processes)
@@ -145,7 +191,11 @@ def run_command(
     if chosen == "celery" and not wait:
         _print_summary(run_summary(storage, planned.run_id), storage, as_json)
         return
-    summary = _wait_with_progress(storage, planned.run_id, show)
+    try:
+        summary = _wait_with_progress(storage, planned.run_id, show, timeout if chosen == "celery" else None)
+    except TimeoutError as stuck:
+        typer.echo(f"Error: {stuck}", err=True)
+        raise typer.Exit(1) from None
     _print_summary(summary, storage, as_json)
     if summary.failed:
         raise typer.Exit(1)

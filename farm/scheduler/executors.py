@@ -91,6 +91,13 @@ class CeleryQueue:
         self.client = client
         self.base_queue = settings.celery_queue
 
+    @staticmethod
+    def queue_name(settings: FarmSettings, version: str | None = None) -> str:
+        """The queue jobs of core ``version`` (default: this process's) go to."""
+        from farm.scheduler.fingerprint import core_version, versioned_queue
+
+        return versioned_queue(settings.celery_queue, version or core_version())
+
     def queue_for(self, version: str | None = None) -> str:
         """The queue of core ``version`` (default: the core of this process, the planner's)."""
         from farm.scheduler.fingerprint import core_version, versioned_queue

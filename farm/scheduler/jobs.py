@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from farm.charts import render_with_charts
@@ -36,6 +37,7 @@ from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.profiles import ProfileError
 from farm.profiles.locks import check_request_locks
+from farm.scheduler.bounded import BoundExceeded, RenderBounds, run_bounded
 from farm.scheduler.envelopes import check_request_envelope
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.progress import finalize_run_if_done
@@ -44,7 +46,15 @@ from farm.store.db import session_scope
 from farm.store.models import JobState
 from farm.store.objects import BlobCorruptError, BlobMissingError
 from farm.store.outputs import put_signed, record_failures, record_outputs
-from farm.store.runs import ClaimedJob, ClaimedTarget, TargetResult, claim_job, finish_job, release_job
+from farm.store.runs import (
+    ClaimedJob,
+    ClaimedTarget,
+    TargetResult,
+    claim_job,
+    fail_open_job,
+    finish_job,
+    release_job,
+)
 from farm.store.snapshots import RequestReader
 
 log = logging.getLogger(__name__)
@@ -55,6 +65,7 @@ FORGED_MESSAGE = "batch_key_mismatch"
 INTERNAL_ERROR = "internal_error"
 NONDETERMINISTIC = "nondeterministic_output"
 SKIPPED = "skipped"
+RETRIES_EXHAUSTED = "job.retries_exhausted"
 
 
 @dataclass(frozen=True)
@@ -125,9 +136,7 @@ def _execute(
                 f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
             )
     else:
-        reader = RequestReader(storage.objects)  # the batch's targets share their application's pack
-        for target in job.targets:
-            _run_target(storage, signer, job, target, batch, reader)
+        _render_targets(storage, signer, job, batch)
     put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
     with session_scope(storage.sessions) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
@@ -161,18 +170,51 @@ def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: di
     )
 
 
-def _run_target(
-    storage: Storage,
-    signer: Signer,
-    job: ClaimedJob,
-    target: ClaimedTarget,
-    batch: _Batch,
-    reader: RequestReader,
-) -> None:
+@dataclass(frozen=True)
+class RenderOutcome:
+    """What one render gave, as a value the bounded render child sends back to the worker."""
+
+    manifests: bytes | None = None
+    code: str = ""
+    message: str = ""
+    cacheable: bool = False
+    crash: str = ""  # the traceback of a handler bug, logged by the worker
+    seconds: float = 0.0
+
+
+def _render_one(request: RenderRequest) -> RenderOutcome:
+    """Lock check and render of one request; its errors are values (runs in the render child)."""
+    started = time.perf_counter()
+    charts: dict[str, ChartRender] = {}
+    try:
+        check_request_locks(request)  # before anything is rendered or written
+        manifests = render_with_charts(render, request, answers=charts).manifests
+    except MemoryError:
+        raise  # the child reports it as render.memory
+    except ProfileError as error:
+        return RenderOutcome(code=error.code, message=error.message, cacheable=True)
+    except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
+        return RenderOutcome(code=error.code, message=error.message)
+    except CoreError as error:
+        # a chart render can fail for a reason outside the inputs (helm could not fetch the chart),
+        # so a failure that went through one is not cached against the action key
+        return RenderOutcome(code=error.code, message=error.message, cacheable=not charts)
+    except Exception as error:  # a handler bug fails its own target, never the batch
+        return RenderOutcome(
+            code=INTERNAL_ERROR, message=f"{type(error).__name__}: {error}", crash=traceback.format_exc()
+        )
+    return RenderOutcome(manifests=manifests, seconds=time.perf_counter() - started)
+
+
+def _pending_request(
+    storage: Storage, job: ClaimedJob, target: ClaimedTarget, batch: _Batch, reader: RequestReader
+) -> RenderRequest | None:
+    """The request of a target that needs rendering; None when the caches answered it or its
+    request cannot be trusted (its result is then in ``batch``)."""
     # a twin rendered this key since planning (a hit whose blob is gone renders again)
     if target.cached_output is not None and storage.objects.exists(target.cached_output):
         batch.results.append(TargetResult(target.id, JobState.CACHED, output_digest=target.cached_output))
-        return
+        return None
     if target.cached_failure is not None:
         failure = target.cached_failure
         batch.results.append(
@@ -180,36 +222,52 @@ def _run_target(
                 target.id, JobState.CACHED, error_code=failure.error_code, error_message=failure.error_message
             )
         )
-        return
+        return None
     request = _fetch(reader, target, batch)
     if request is None:
-        return
+        return None
     try:  # the envelope is recomputed from the snapshot, never trusted (a forgery is not cached)
         check_request_envelope(storage.objects, job.snapshot_digest, target.cluster_profile, request)
     except ProfileError as error:
         batch.fail(target, error.code, error.message)
-        return
-    try:
-        check_request_locks(request)  # before anything is rendered or written
-    except ProfileError as error:
-        batch.fail(target, error.code, error.message, cacheable=True)
-        return
-    charts: dict[str, ChartRender] = {}
-    try:
-        with RENDER_SECONDS.time():
-            manifests = render_with_charts(render, request, answers=charts).manifests
-    except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
-        batch.fail(target, error.code, error.message)
-        return
-    except CoreError as error:
-        # a chart render can fail for a reason outside the inputs (helm could not fetch the chart),
-        # so a failure that went through one is not cached against the action key
-        batch.fail(target, error.code, error.message, cacheable=not charts)
-        return
-    except Exception as error:  # a handler bug fails its own target, never the batch
-        log.exception("render of target %s (job %s) crashed", target.id, job.id)
-        batch.fail(target, INTERNAL_ERROR, f"{type(error).__name__}: {error}")
-        return
+        return None
+    return request
+
+
+def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _Batch) -> None:
+    reader = RequestReader(storage.objects)  # the batch's targets share their application's pack
+    pending = [
+        (target, request)
+        for target in job.targets
+        if (request := _pending_request(storage, job, target, batch, reader)) is not None
+    ]
+    outcomes = run_bounded([request for _, request in pending], _render_one, render_bounds(storage))
+    for (target, request), outcome in zip(pending, outcomes, strict=True):
+        if isinstance(outcome, BoundExceeded):
+            log.warning("render of target %s (job %s) stopped: %s", target.id, job.id, outcome.message)
+            batch.fail(target, outcome.code, outcome.message)
+        elif outcome.manifests is None:
+            if outcome.crash:
+                log.error("render of target %s (job %s) crashed\n%s", target.id, job.id, outcome.crash)
+            batch.fail(target, outcome.code, outcome.message, cacheable=outcome.cacheable)
+        else:
+            RENDER_SECONDS.observe(outcome.seconds)
+            _sign(signer, job, target, request, outcome.manifests, batch)
+
+
+def render_bounds(storage: Storage) -> RenderBounds:
+    settings = storage.settings
+    return RenderBounds(settings.render_timeout_seconds, settings.render_memory_mib * 1024 * 1024)
+
+
+def _sign(
+    signer: Signer,
+    job: ClaimedJob,
+    target: ClaimedTarget,
+    request: RenderRequest,
+    manifests: bytes,
+    batch: _Batch,
+) -> None:
     provenance = RenderProvenance(
         inputs=inputs_of(request, core_version()),
         application=job.application,
@@ -220,6 +278,22 @@ def _run_target(
     signed = sign_output(signer, manifests, provenance)
     batch.signed[target.id] = signed
     batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=signed.output_digest))
+
+
+def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:
+    """Fail a job whose infrastructure retries ran out, and its open targets, instead of leaving
+    it queued forever; finishes its run when it was the last open job. False when the job had
+    finished meanwhile."""
+    message = bound_message(
+        f"the job's retries ran out on an infrastructure error: {type(error).__name__}: {error}"
+    )
+    with session_scope(storage.sessions) as session:
+        run_id = fail_open_job(session, job_id, code=RETRIES_EXHAUSTED, message=message)
+    if run_id is None:
+        return False
+    log.error("job %s failed: %s", job_id, message)
+    finalize_run_if_done(storage, run_id)
+    return True
 
 
 class RequestRefused(Exception):

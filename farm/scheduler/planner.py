@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from farm.catalog import CatalogSnapshot, TargetRequest
+from farm.core.errors import bound_message
 from farm.evidence.canonical import digest_of
 from farm.evidence.provenance import request_action_keys
 from farm.metrics import count_cache_lookups
@@ -118,11 +119,20 @@ def plan_run(
         persist_snapshot(session, storage.objects, snapshot, source)
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
-        targets, to_render = [], []
+        targets, to_render, refused = [], [], 0
         for keyed in key_targets(session, snapshot, version, storage.objects, target_requests):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now, extra_pack or packs[tr.target.application])
-            if keyed.output_digest is not None:
+            problem = snapshot.problem_of(tr.target)
+            if problem is not None:  # the loader refused its application or ClusterProfile: say why
+                refused += 1
+                row |= {
+                    "state": JobState.FAILED.value,
+                    "error_code": problem.code,
+                    "error_message": bound_message(problem.message),
+                    "finished_at": now,
+                }
+            elif keyed.output_digest is not None:
                 row |= {
                     "state": JobState.CACHED.value,
                     "output_digest": keyed.output_digest,
@@ -155,11 +165,12 @@ def plan_run(
             "started_at": now,
         }
         insert_run(session, run, jobs, targets)
-        count_cache_lookups(hits=len(targets) - len(to_render), misses=len(to_render))
+        count_cache_lookups(hits=len(targets) - len(to_render) - refused, misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)
     queued = [(job["id"], job["batch_key"]) for job in jobs]
-    return PlannedRun(run_id, snapshot.digest, queued, len(targets) - len(to_render), len(targets))
+    cached = len(targets) - len(to_render) - refused
+    return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
 
 
 def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str) -> dict[str, Any]:

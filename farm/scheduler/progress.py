@@ -17,6 +17,7 @@ from farm.store.runs import (
     TargetFilter,
     finalize_run,
     run_has_open_jobs,
+    run_jobs_taken,
     target_counts,
     target_counts_of_runs,
     targets_of_run,
@@ -81,6 +82,12 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
         with job_log_context(run_id=run_id):
             log.info("run finished")
     return True
+
+
+def jobs_taken(storage: Storage, run_id: str) -> int:
+    """How many jobs of the run a worker has claimed at least once."""
+    with read_scope(storage.sessions) as session:
+        return run_jobs_taken(session, run_id)
 
 
 def run_summary(storage: Storage, run_id: str) -> RunSummary:

@@ -27,7 +27,12 @@ def prepare_database(storage: Storage) -> None:
 
 
 def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
-    snapshot = load_catalog(catalog)
+    snapshot = load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes)
+    return snapshot, plan_snapshot(storage, snapshot, catalog)
+
+
+def plan_snapshot(storage: Storage, snapshot: CatalogSnapshot, catalog: str | Path) -> PlannedRun:
+    """Plan a run of ``snapshot``, loaded from the folder ``catalog``."""
     planned = plan_run(
         storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
     )
@@ -39,7 +44,7 @@ def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot
             planned.cached,
             len(planned.queued),
         )
-    return snapshot, planned
+    return planned
 
 
 @dataclass(frozen=True)

@@ -415,6 +415,41 @@ _FINALIZE = (
 )
 
 
+def run_jobs_taken(session: Session, run_id: str) -> int:
+    """How many jobs of the run a worker has claimed at least once."""
+    query = select(func.count()).where(RenderJob.run_id == run_id, RenderJob.attempts > 0)
+    return int(session.scalar(query) or 0)
+
+
+def fail_open_job(
+    session: Session, job_id: str, *, code: str, message: str, now: datetime | None = None
+) -> str | None:
+    """An open job → failed, with every target it has not recorded failed with ``code`` (a job
+    whose retries ran out). Returns the job's run id, or None when the job was no longer open."""
+    now = now or utcnow()
+    moved = session.execute(
+        update(RenderJob)
+        .where(RenderJob.id == job_id, RenderJob.state.in_(JOB_OPEN_STATES))
+        .values(
+            state=JobState.FAILED.value,
+            claimed_by=None,
+            finished_at=now,
+            error_code=code,
+            error_message=message,
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    if moved != 1:
+        return None
+    session.execute(
+        update(RenderTarget)
+        .where(RenderTarget.job_id == job_id, RenderTarget.state.in_(TARGET_OPEN_STATES))
+        .values(state=JobState.FAILED.value, error_code=code, error_message=message, finished_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return session.scalar(select(RenderJob.run_id).where(RenderJob.id == job_id))
+
+
 def run_has_open_jobs(session: Session, run_id: str) -> bool:
     return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
 

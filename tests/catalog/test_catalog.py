@@ -13,13 +13,6 @@ from farm.catalog import CatalogError, load_catalog
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    target = tmp_path / "fleet"
-    shutil.copytree(EXAMPLE, target)
-    return target
-
-
 def test_example_catalog_loads_with_its_targets() -> None:
     snapshot = load_catalog(EXAMPLE)
     assert snapshot.name == "example"

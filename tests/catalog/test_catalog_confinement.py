@@ -4,23 +4,22 @@ never hanging; one hostile file fails only its own application or cluster."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from farm.catalog import CatalogError, load_catalog, loader
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
+from farm.catalog import CatalogError, load_catalog
+from farm.cli import app as cli
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    target = tmp_path / "fleet"
-    shutil.copytree(EXAMPLE, target)
+def catalog(catalog: Path, tmp_path: Path) -> Path:
+    """The example catalog, a secret beside it."""
     (tmp_path / "secret.yaml").write_text("password: hunter2\n")
-    return target
+    return catalog
 
 
 def _problems(root: Path) -> dict[str, str]:
@@ -72,12 +71,23 @@ def test_a_directory_where_a_cluster_file_goes_is_refused(catalog: Path) -> None
     assert "not a regular file" in _problems(catalog)["clusters/prod-dir.yaml"]
 
 
-def test_a_file_over_the_size_limit_is_refused(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader, "MAX_FILE_BYTES", 4000)
+def test_a_file_over_the_size_limit_is_refused(catalog: Path) -> None:
     (catalog / "applications" / "greeter" / "app.yaml").write_text("# " + "x" * 5000 + "\n")
-    problems = _problems(catalog)
+    snapshot = load_catalog(catalog, max_file_bytes=4000)
+    problems = {problem.file: problem.message for problem in snapshot.problems}
     assert "over the 4000-byte limit" in problems["applications/greeter/app.yaml"]
-    assert "storefront" in _good_apps(catalog)
+    assert "storefront" in {a.name for a in snapshot.applications if a.problem is None}
+
+
+def test_the_size_limit_is_a_setting_farm_run_honours(catalog: Path, tmp_path: Path) -> None:
+    (catalog / "applications" / "greeter" / "app.yaml").write_text("# " + "x" * 5000 + "\n")
+    env = {"FARM_HOME": str(tmp_path / "farm"), "FARM_CATALOG_MAX_FILE_BYTES": "4000"}
+    result = CliRunner().invoke(cli, ["run", str(catalog), "--json", "--processes", "1"], env=env)
+    summary = json.loads(result.stdout)
+    refused = summary["failures"]["unsafe_file"]
+    assert {f["application"] for f in refused} == {"greeter"}
+    assert all("over the 4000-byte limit for a catalog file" in f["message"] for f in refused)
+    assert summary["counts"]["succeeded"] > 0 and result.exit_code == 1
 
 
 @pytest.mark.parametrize("field", ["applications", "clusters"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from farm.evidence.keys import Signer, load_configured_signer
+from farm.scheduler.bounded import stop_render_children
 from farm.settings import FarmSettings, load_settings
 from farm.store.context import Storage, open_storage
 
@@ -88,6 +89,15 @@ def make_catalog(
     for name in clusters:
         catalog.write_cluster(name)
     return catalog
+
+
+@pytest.fixture(autouse=True)
+def fresh_render_children() -> Iterator[None]:
+    """Renders run in a child process forked on first use; each test starts its own, so what a
+    test patches into the render before it renders is what its child runs."""
+    stop_render_children()
+    yield
+    stop_render_children()
 
 
 @pytest.fixture

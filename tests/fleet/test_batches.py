@@ -13,6 +13,7 @@ from sqlalchemy import func, select, update
 import farm.scheduler.jobs as jobs
 from farm.catalog import load_catalog
 from farm.core.errors import CoreError
+from farm.scheduler.bounded import stop_render_children
 from farm.scheduler.jobs import run_job
 from farm.scheduler.planner import plan_run
 from farm.scheduler.progress import run_summary
@@ -117,6 +118,7 @@ def test_internal_errors_are_never_cached(
     assert {t.error_code for t in _targets(fleet_env, first.run_id).values()} == {jobs.INTERNAL_ERROR}
     assert _count(fleet_env, models.FailedAction) == 0
     monkeypatch.undo()
+    stop_render_children()  # renders run in a child forked while the crash was patched in
     _, second = plan_catalog(fleet_env.storage, catalog.root)
     assert second.cached == 0 and len(second.queued) == len(first.queued)
 
@@ -257,6 +259,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
         assert _count(fleet_env, model) == 0  # w1's rows were rolled back
 
     monkeypatch.undo()  # the reconciler hands the job on again; every target ends exactly once
+    stop_render_children()  # renders run in a child forked while the takeover was patched in
     stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))
     _run_all(fleet_env, planned.queued, worker="w3")
     summary = run_summary(fleet_env.storage, planned.run_id)

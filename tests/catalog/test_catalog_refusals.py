@@ -1,0 +1,160 @@
+"""Nothing of a catalog is dropped silently: a folder without app.yaml, a values file for a
+cluster that does not exist and a name that is not UTF-8 are refused naming the file; a refused
+application's targets fail with the loader's reason; a target rule that matches nothing is a
+warning, and ``farm run --strict`` makes every warning an error that plans nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from farm.catalog import load_catalog
+from farm.cli import app as cli
+
+
+def farm_run(
+    catalog: Path,
+    home: Path,
+    *extra: str,
+) -> tuple[int, dict | None, str]:
+    result = CliRunner().invoke(
+        cli, ["run", str(catalog), "--json", "--processes", "1", *extra], env={"FARM_HOME": str(home)}
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.exit_code, json.loads(result.stdout) if result.stdout else None, result.stderr
+
+
+def _problems(
+    catalog: Path,
+) -> dict[str, tuple[str, str]]:
+    return {p.file: (p.code, p.message) for p in load_catalog(catalog).problems}
+
+
+def test_a_folder_without_app_yaml_is_refused_naming_the_file_and_what_it_holds(
+    catalog: Path,
+) -> None:
+    folder = catalog / "applications" / "search"
+    (folder / "app.yaml").rename(folder / "app.yml")
+    code, message = _problems(catalog)["applications/search/app.yaml"]
+    assert code == "missing_file"
+    assert message.startswith("applications/search/app.yaml: does not exist: every folder of")
+    assert message.endswith("the folder holds app.yml")
+
+
+def test_a_refused_applications_targets_fail_with_the_loaders_reason(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
+    folder = catalog / "applications" / "search"
+    (folder / "app.yaml").unlink()
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert status == 1 and summary is not None
+    failures = summary["failures"]["missing_file"]
+    assert {(f["application"], f["cluster"]) for f in failures} == {
+        ("search", "prod-gateway"),
+        ("search", "prod-nginx"),
+    }
+    assert all(f["message"].startswith("applications/search/app.yaml: does not exist") for f in failures)
+    assert "unsupported apiVersion" not in json.dumps(summary)
+    assert "warning: applications/search/app.yaml: does not exist" in stderr
+    assert list(summary["failures"]) == ["missing_file"] and summary["counts"]["succeeded"] > 20
+
+
+def test_a_symlinked_app_yaml_fails_its_targets_as_unsafe_not_as_an_empty_document(
+    catalog: Path, tmp_path: Path
+) -> None:
+    app_yaml = catalog / "applications" / "search" / "app.yaml"
+    (tmp_path / "elsewhere.yaml").write_text(app_yaml.read_text())
+    app_yaml.unlink()
+    app_yaml.symlink_to(tmp_path / "elsewhere.yaml")
+    _, summary, _ = farm_run(catalog, tmp_path / "farm")
+    assert summary is not None
+    failures = summary["failures"]["unsafe_file"]
+    assert {f["application"] for f in failures} == {"search"} and len(failures) == 2
+    assert all("is a symbolic link" in f["message"] for f in failures)
+
+
+def test_a_values_file_for_a_cluster_that_does_not_exist_refuses_its_application(
+    catalog: Path,
+) -> None:
+    values = catalog / "applications" / "greeter" / "values"
+    values.mkdir()
+    (values / "prod-ngnix.yaml").write_text("replicas: 3\n")
+    code, message = _problems(catalog)["applications/greeter/values/prod-ngnix.yaml"]
+    assert code == "invalid_parameters"
+    assert "no ClusterProfile 'prod-ngnix' in the catalog" in message
+
+
+def test_a_values_file_for_a_known_cluster_is_accepted(
+    catalog: Path,
+) -> None:
+    values = catalog / "applications" / "greeter" / "values"
+    values.mkdir()
+    (values / "prod-nginx.yaml").write_text("replicas: 3\n")
+    assert load_catalog(catalog).problems == ()
+
+
+def test_an_application_folder_whose_name_is_not_utf8_is_refused_and_the_others_render(
+    catalog: Path, tmp_path: Path
+) -> None:
+    source = catalog / "applications" / "docs-site"
+    os.rename(source, os.fsencode(catalog / "applications") + b"/caf\xe9")
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert "warning: applications/caf\\xe9: the name is not UTF-8; rename it" in stderr
+    assert summary is not None and summary["failures"] == {} and summary["counts"]["succeeded"] > 20
+    assert status == 0
+
+
+def test_a_cluster_file_whose_name_is_not_utf8_is_refused_naming_it(
+    catalog: Path,
+) -> None:
+    os.rename(
+        catalog / "clusters" / "staging-traefik.yaml", os.fsencode(catalog / "clusters") + b"/st\xff.yaml"
+    )
+    problems = _problems(catalog)
+    assert problems["clusters/st\\xff.yaml"][0] == "unsafe_file"
+    assert {c.name for c in load_catalog(catalog).clusters} == {"prod-gateway", "prod-nginx"}
+
+
+def _add_rule_matching_nothing(
+    catalog: Path,
+) -> None:
+    fleet = catalog / "fleet.yaml"
+    fleet.write_text(fleet.read_text() + '    - applications: ["serch"]\n      clusters: ["prod-*"]\n')
+
+
+def test_a_target_rule_matching_nothing_is_a_warning_naming_the_rule(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
+    _add_rule_matching_nothing(catalog)
+    assert load_catalog(catalog).warnings == (
+        "fleet.yaml: spec.targets[3] matches no (application, cluster) pair",
+    )
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert status == 0 and summary is not None and summary["state"] == "completed"
+    assert stderr == "warning: fleet.yaml: spec.targets[3] matches no (application, cluster) pair\n"
+
+
+def test_strict_makes_a_rule_matching_nothing_an_error_and_plans_nothing(
+    catalog: Path, tmp_path: Path
+) -> None:
+    _add_rule_matching_nothing(catalog)
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm", "--strict")
+    assert status == 1 and summary is None
+    assert stderr.splitlines() == [
+        "Error: fleet.yaml: spec.targets[3] matches no (application, cluster) pair (--strict: nothing was planned)"
+    ]
+    runs = CliRunner().invoke(cli, ["runs"], env={"FARM_HOME": str(tmp_path / "farm")})
+    assert runs.exit_code == 0 and runs.stdout == ""
+
+
+def test_strict_passes_a_clean_catalog(
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm", "--strict")
+    assert status == 0 and stderr == "" and summary is not None and summary["state"] == "completed"

@@ -1,0 +1,169 @@
+"""Every render in a worker is bounded in time (FARM_RENDER_TIMEOUT_SECONDS) and memory
+(FARM_RENDER_MEMORY_MIB): a render past a bound fails its own target with a stable code, its
+siblings in the batch and every other application still render, on the local process pool and
+on a Celery worker.
+
+The heavy application is legal: a passthrough ConfigMap of 120,000 keys (3.7 MB, under the
+catalog's file limit) that takes seconds and well over 100 MiB to render, beside small
+applications that take milliseconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from farm.scheduler.bounded import RENDER_MEMORY, RENDER_TIMEOUT, RenderBounds, run_bounded
+from farm.scheduler.executors import run_local
+from farm.scheduler.jobs import run_job
+from farm.scheduler.progress import run_summary
+from farm.scheduler.service import plan_catalog
+from farm.settings import load_settings
+from farm.store.context import open_storage
+
+from .conftest import Catalog, FleetEnv, make_catalog
+from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
+
+HEAVY_KEYS = 120_000
+HEAVY = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: heavy
+  namespace: apps
+spec:
+  components:
+    - name: heavy
+      type: passthrough
+      properties:
+        object:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: big
+          data:
+"""
+
+
+def write_heavy_app(catalog: Catalog) -> None:
+    folder = catalog.root / "applications" / "heavy"
+    folder.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"            k{i:07d}: v{i:07d}\n" for i in range(HEAVY_KEYS))
+    (folder / "app.yaml").write_text(HEAVY + body)
+
+
+def _bounded_run(env: FleetEnv, catalog: Catalog, tmp_path: Path, **bounds: object) -> dict:
+    settings = load_settings(
+        home=env.settings.home,
+        database_url=env.settings.database_url,
+        object_store=env.settings.object_store,
+        **bounds,
+    )
+    storage = open_storage(settings)
+    try:
+        _, planned = plan_catalog(storage, catalog.root)
+        run_local(settings, planned.queued, processes=2)
+        summary = run_summary(storage, planned.run_id)
+    finally:
+        storage.close()
+    return {"state": summary.state, "counts": summary.counts, "failures": summary.failures}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("bound", "code", "message"),
+    [
+        ({"render_timeout_seconds": 2}, RENDER_TIMEOUT, "the render took longer than 2 s and was stopped"),
+        ({"render_memory_mib": 32}, RENDER_MEMORY, "the render needed more than 32 MiB and was stopped"),
+    ],
+    ids=["time", "memory"],
+)
+def test_a_render_past_a_bound_fails_alone_with_the_bounds_code(
+    fleet_env: FleetEnv, catalog: Catalog, tmp_path: Path, bound: dict, code: str, message: str
+) -> None:
+    write_heavy_app(catalog)
+    summary = _bounded_run(fleet_env, catalog, tmp_path, **bound)
+    assert summary["counts"] == {"succeeded": 11, "failed": 3}
+    assert list(summary["failures"]) == [code]
+    failures = summary["failures"][code]
+    assert sorted(f["application"] + "/" + f["cluster"] for f in failures) == [
+        "heavy/cluster-a",
+        "heavy/cluster-b",
+        "heavy/cluster-c",
+    ]
+    assert {f["message"] for f in failures} == {message}
+    assert summary["state"] == "completed_with_failures"
+
+
+@pytest.mark.timeout(300)
+def test_the_heavy_application_renders_within_the_default_bounds(
+    fleet_env: FleetEnv, catalog: Catalog, tmp_path: Path
+) -> None:
+    write_heavy_app(catalog)
+    summary = _bounded_run(fleet_env, catalog, tmp_path)
+    assert summary["counts"] == {"succeeded": 14} and summary["failures"] == {}
+
+
+@pytest.mark.timeout(300)
+def test_a_job_run_in_the_calling_process_is_bounded_too(fleet_env: FleetEnv, catalog: Catalog) -> None:
+    write_heavy_app(catalog)
+    settings = load_settings(
+        home=fleet_env.settings.home,
+        database_url=fleet_env.settings.database_url,
+        object_store=fleet_env.settings.object_store,
+        render_timeout_seconds=2,
+    )
+    storage = open_storage(settings)
+    try:
+        _, planned = plan_catalog(storage, catalog.root)
+        outcomes = [
+            run_job(storage, fleet_env.signer, job_id, worker="test", expected_batch_key=key)
+            for job_id, key in planned.queued
+        ]
+        failed = [r for outcome in outcomes for r in outcome.results if r.error_code == RENDER_TIMEOUT]
+        assert len(failed) == 3
+        assert sum(outcome.rendered for outcome in outcomes) == 11
+    finally:
+        storage.close()
+
+
+def _stuck_or_hungry(item: str) -> str:
+    if item == "sleep":
+        import time
+
+        time.sleep(60)
+    if item == "grow":
+        hoard = []
+        while True:
+            hoard.append(bytearray(16 * 1024 * 1024))
+    if item == "die":
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+    return item.upper()
+
+
+@pytest.mark.timeout(120)
+def test_bounded_work_in_order_each_item_past_a_bound_failing_alone() -> None:
+    bounds = RenderBounds(seconds=1, memory_bytes=64 * 1024 * 1024)
+    outcomes = run_bounded(["a", "sleep", "b", "grow", "c", "die", "d"], _stuck_or_hungry, bounds)
+    codes = [getattr(outcome, "code", outcome) for outcome in outcomes]
+    assert codes == ["A", "render.timeout", "B", "render.memory", "C", "render.crashed", "D"]
+    assert outcomes[5].message == "the render process was killed by signal SIGKILL"
+
+
+@pytest.mark.timeout(600)
+def test_a_render_past_the_time_bound_fails_alone_on_a_celery_worker(
+    celery_farm: CeleryFarm,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    write_heavy_app(catalog)
+    celery_farm.env["FARM_RENDER_TIMEOUT_SECONDS"] = "2"
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
+    assert summary["counts"]["succeeded"] == 11 and summary["counts"]["failed"] == 3
+    assert list(summary["failures"]) == [RENDER_TIMEOUT]
+    assert {f["application"] for f in summary["failures"][RENDER_TIMEOUT]} == {"heavy"}
+    assert summary["state"] == "completed_with_failures"
