@@ -83,7 +83,7 @@ def _wait_with_progress(
     started = time.monotonic()
     summary = run_summary(storage, run_id)
     if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
-        return summary
+        return _final_summary(storage, run_id)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     warned = False
@@ -112,6 +112,10 @@ def _wait_with_progress(
             time.sleep(poll)
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
+    return _final_summary(storage, run_id)
+
+
+def _final_summary(storage: Storage, run_id: str) -> RunSummary:
     finalize_run_if_done(storage, run_id)  # the last worker may not have finished the run row yet
     return run_summary(storage, run_id)
 

@@ -63,6 +63,8 @@ def today_for(snapshot: CatalogSnapshot, cluster: str) -> Today:
     """What today's catalog says about the subjects of ``cluster``: each selection's resolved digest."""
     if cluster not in {entry.name for entry in snapshot.clusters}:
         return Today(False, False, {}, descriptor_identity([]), core_version())
+    if snapshot.cluster(cluster).problem is not None:  # refused by the loader: never parsed again
+        return Today(True, False, {}, descriptor_identity([]), core_version())
     selections = [selection for name, selection in subjects_of(snapshot) if name == cluster]
     try:
         resolved = {
@@ -73,7 +75,7 @@ def today_for(snapshot: CatalogSnapshot, cluster: str) -> Today:
     any_resolved = next(iter(resolved.values()))
     return Today(
         declared=True,
-        valid=snapshot.cluster(cluster).problem is None,
+        valid=True,
         digests={selection: r.digest for selection, r in resolved.items()},
         identity=cluster_profile_identity(any_resolved.effective, f"{cluster}.yaml"),
         core_version=core_version(),

@@ -281,7 +281,7 @@ def snapshot_plan(
     same classification as ``farm plan``. LookupError when either snapshot is unknown.
     """
     old, new = _stored(storage, old_digest), _stored(storage, new_digest)
-    descriptor = _stored_descriptor(storage)
+    descriptor = _stored_descriptor(storage, {**old.pack_of_request(), **new.pack_of_request()})
     requests: dict[TargetKey, str | None] = {key: request for key, (_, request) in old.targets.items()}
     baseline = Baseline(f"snapshot {old_digest}", core_version(), requests, descriptor)
     entries = [

@@ -104,6 +104,11 @@ class StoredSnapshot:
     clusters: dict[str, str] = field(default_factory=dict)  # name → ClusterProfile digest
     profiles: dict[str, str] = field(default_factory=dict)  # declaration file → digest
     targets: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # → (selection, request)
+    request_packs: dict[str, str] = field(default_factory=dict)  # application → its request pack
+
+    def pack_of_request(self) -> dict[str, str | None]:
+        """Each target's request digest → the pack holding it (None: a blob of its own)."""
+        return {request: self.request_packs.get(app) for (app, _), (_, request) in self.targets.items()}
 
 
 def snapshots_page(session: Session, limit: int) -> list[tuple[CatalogSnapshot, int]]:
@@ -143,6 +148,7 @@ def stored_snapshot(session: Session, objects: ObjectStore, digest: str) -> Stor
         targets={
             (app, cluster): (selection, request) for app, cluster, selection, request in content["targets"]
         },
+        request_packs=dict(content.get("requestPacks", {})),
     )
 
 
