@@ -1,18 +1,26 @@
 """A test-only component handler that renders a counter: every render gives other bytes.
 
 It is registered for a test only (``monkeypatch.setitem`` on the core's registry table); the
-production registry never names it.
+production registry never names it. The count lives in a file, so the worker's render child
+(a forked process) and the auditing process share one sequence.
 """
 
 from __future__ import annotations
 
-import itertools
+from pathlib import Path
 
 from farm.core.model import BuildContext, ComponentSpec, Generated
 from farm.core.registry import ComponentType
 
 TYPE = "audit-counter"
-_renders = itertools.count()
+COUNTER_FILE: Path | None = None  # set by the test before the first render
+
+
+def _next_render() -> int:
+    assert COUNTER_FILE is not None, "the test sets counter_plugin.COUNTER_FILE"
+    count = int(COUNTER_FILE.read_text()) if COUNTER_FILE.exists() else 0
+    COUNTER_FILE.write_text(str(count + 1))
+    return count
 
 
 def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
@@ -20,7 +28,7 @@ def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": component.name, "namespace": ctx.namespace},
-        "data": {"render": str(next(_renders))},
+        "data": {"render": str(_next_render())},
     }
     return Generated(objects=[configmap])
 

@@ -3,7 +3,6 @@ digests, sign an audit record that ``farm verify --all`` checks."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def _cli(env: FleetEnv, *args: str) -> tuple[int, str, str]:
 
 
 def _counter_catalog(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(counter_plugin, "_renders", itertools.count())
+    monkeypatch.setattr(counter_plugin, "COUNTER_FILE", catalog.root.parent / "render-counter")
     monkeypatch.setitem(registry.COMPONENT_TYPES, counter_plugin.TYPE, f"{counter_plugin.__name__}:HANDLER")
     folder = catalog.root / "applications" / "counter"
     folder.mkdir(parents=True)

@@ -143,19 +143,21 @@ def test_a_stored_request_whose_envelope_strips_the_locks_is_refused_by_the_work
             for t in targets_of_run(session, planned.run_id)
             if (t.application, t.cluster_profile) == ("storefront", "prod-nginx")
         )
-        target_id, request_digest = row.target_id, row.request_digest
-    honest = load_request(fleet_env.storage.objects, request_digest)
+        target_id, request_digest, pack = row.target_id, row.request_digest, row.request_pack
+    honest = load_request(fleet_env.storage.objects, request_digest, pack)
     envelope = json.loads(honest.resolved_profile)
     envelope["selectedProfile"]["ownedPaths"] = {"expose": ["$present"]}
     forged = dataclasses.replace(honest, resolved_profile=canonical(envelope))
     target = next(t.target for t in snapshot.target_requests if t.request.digest == request_digest)
-    persist_requests(fleet_env.storage.objects, [TargetRequest(target, forged)])
+    forged_pack = persist_requests(fleet_env.storage.objects, [TargetRequest(target, forged)])
     with session_scope(fleet_env.storage.sessions) as session:
         session.execute(
             update(RenderTarget)
             .where(RenderTarget.id == target_id)
             .values(
-                request_digest=forged.digest, action_key=request_action_key(core_version(), forged.digest)
+                request_digest=forged.digest,
+                request_pack=forged_pack,
+                action_key=request_action_key(core_version(), forged.digest),
             )
         )
     for job_id, key in planned.queued:
