@@ -437,6 +437,8 @@ def forget_queue(broker: str, queue: str) -> None:
 @contextmanager
 def celery_worker(env: dict[str, str], cwd: Path, queue: str, processes: int) -> Iterator[int]:
     """A Celery worker with ``processes`` pool processes; yields its pid once it is ready."""
+    from farm.scheduler.fingerprint import core_version, versioned_queue
+
     log_path = cwd / "worker.log"
     with open(log_path, "wb") as log:
         worker = subprocess.Popen(
@@ -449,7 +451,7 @@ def celery_worker(env: dict[str, str], cwd: Path, queue: str, processes: int) ->
                 "worker",
                 f"--concurrency={processes}",
                 "-Q",
-                queue,
+                versioned_queue(queue, core_version()),  # where farm run sends this core's jobs
                 "-n",
                 f"{queue}@%h",
                 "--without-gossip",
