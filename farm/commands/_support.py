@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 
+from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
 from farm.commands._errors import describe
+from farm.settings import FarmSettings
 from farm.store.context import Storage, open_storage
 
 
@@ -39,3 +42,23 @@ def storage() -> Iterator[Storage]:
         yield opened
     finally:
         opened.close()
+
+
+def chosen_executor(settings: FarmSettings, executor: str | None) -> str:
+    """``--executor``, else Celery once a broker is set, else ``FARM_EXECUTOR``; anything but
+    local or celery is one ``Error:`` line (exit 2)."""
+    chosen = executor or ("celery" if settings.broker_url else settings.executor)
+    if chosen not in ("local", "celery"):
+        typer.echo(f"Error: --executor: must be local or celery, got {chosen!r}", err=True)
+        raise typer.Exit(2)
+    return chosen
+
+
+def load_catalog_or_exit(catalog: Path, settings: FarmSettings) -> CatalogSnapshot:
+    """The catalog at ``catalog``, or one ``Error:`` line per problem (exit 1)."""
+    try:
+        return load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
+    except CatalogError as exc:
+        for problem in exc.problems:
+            typer.echo(f"Error: {problem}", err=True)
+        raise typer.Exit(1) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from farm.catalog import CatalogError, load_catalog
+from farm.commands._support import chosen_executor, load_catalog_or_exit
 from farm.qualification import service
 from farm.scheduler.executors import CeleryQueue, run_local
 from farm.scheduler.service import prepare_database
@@ -43,17 +43,9 @@ def qualify_command(
 ) -> None:
     """Render every target of each subject and record signed qualification evidence."""
     settings = load_settings()
-    chosen = executor or ("celery" if settings.broker_url else settings.executor)
-    if chosen not in ("local", "celery"):
-        err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
-        raise typer.Exit(2)
+    chosen = chosen_executor(settings, executor)
     storage = _open()
-    try:
-        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            err.print(f"Error: {problem}")
-        raise typer.Exit(1) from None
+    snapshot = load_catalog_or_exit(catalog, settings)
     known = service.subjects_of(snapshot)
     wanted = [_parse_subject(text) for text in subjects] if subjects else known
     for subject in wanted:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
+from farm.catalog import CatalogSnapshot
+from farm.commands._support import chosen_executor, load_catalog_or_exit
 from farm.logs import configure_json_logging_if_asked
 from farm.scheduler.progress import RunSummary, finalize_run_if_done, jobs_taken, run_summary
 from farm.scheduler.service import (
@@ -169,17 +170,9 @@ def run_command(
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
     settings = load_settings()
     configure_json_logging_if_asked(settings.log_format)
-    chosen = executor or ("celery" if settings.broker_url else settings.executor)
-    if chosen not in ("local", "celery"):
-        err.print(f"Error: --executor: must be local or celery, got {chosen!r}")
-        raise typer.Exit(2)
+    chosen = chosen_executor(settings, executor)
     storage = _open()
-    try:
-        snapshot = load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            err.print(f"Error: {problem}", markup=False)
-        raise typer.Exit(1) from None
+    snapshot = load_catalog_or_exit(catalog, settings)
     warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
     if strict and warnings:
         for warning in warnings:
