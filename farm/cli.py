@@ -108,6 +108,10 @@ def _root() -> None:
 def main() -> None:
     """Run ``farm``; a known failure left unhandled by its command (a service unreachable, a
     missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/_errors.py)."""
+    if sys.argv[1:2] == ["run"]:
+        from farm.scheduler.warmup import warm_local_workers
+
+        warm_local_workers(sys.argv[2:])  # the pool's workers load while this process plans
     try:
         app()
     except Exception as error:

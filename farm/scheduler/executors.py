@@ -7,15 +7,14 @@ imports the worker application in ``workers/``.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import socket
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+from farm.scheduler.warmup import forkserver_context
 from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
 RENDER_TASK = "farm.render_job"
@@ -62,9 +61,10 @@ def run_local(
     if not jobs:
         return
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
-    # forkserver: a worker starts from a small server process, not from a fork of this one, so it
-    # does not carry the planner's catalog (hundreds of MiB for 100,000 targets) in its memory.
-    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+    # forkserver: a worker starts from a server process holding the worker's modules
+    # (farm/scheduler/warmup.py), not from a fork of this one, so it does not carry the planner's
+    # catalog (hundreds of MiB for 100,000 targets) in its memory.
+    context = forkserver_context()
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_local_worker, initargs=(settings,)
     ) as pool:
