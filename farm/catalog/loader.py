@@ -84,7 +84,7 @@ def read_catalog_file(path: Path, root: Path, limit: int | None = None) -> bytes
 
 def _shown(path: Path, root: Path) -> str:
     """``path`` relative to the catalog, printable: bytes that are not UTF-8 shown as ``\\xNN``."""
-    return _relative(path, root).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _escaped(_relative(path, root))
 
 
 def _is_utf8(name: str) -> bool:
@@ -100,6 +100,33 @@ def _not_utf8(path: Path, root: Path) -> Problem:
     return Problem(
         shown, "unsafe_file", f"{shown}: the name is not UTF-8; rename it (catalog names must be UTF-8)"
     )
+
+
+def _misnamed_application(folder: Path, root: Path) -> ApplicationEntry:
+    """An application folder whose name is not UTF-8: refused under its escaped name, so its
+    targets fail naming it and the other applications still render."""
+    return ApplicationEntry(_escaped(folder.name), b"", None, None, (), _not_utf8(folder, root))
+
+
+def _misnamed_cluster(file: Path, root: Path) -> tuple[ClusterEntry, str]:
+    """A ClusterProfile file whose name is not UTF-8: refused under its escaped stem, so the
+    targets on it fail naming it and the other clusters still render."""
+    name = _escaped(file.stem)
+    return ClusterEntry(name, b"", _not_utf8(file, root)), name
+
+
+def _escaped(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _escaped_name_clashes(names: list[str], apps_folder: str) -> list[str]:
+    """A folder whose escaped name is another folder's name (``caf\\xe9`` spelled out) would make
+    two applications of one name."""
+    return [
+        f"{apps_folder}/{name}: two application folders have this name once bytes that are not"
+        " UTF-8 are escaped; rename one"
+        for name in sorted({n for n in names if names.count(n) > 1})
+    ]
 
 
 def _read_optional(path: Path, root: Path, limit: int) -> bytes | None:
@@ -271,19 +298,20 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
     folders = sorted(
         p for p in apps_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.is_symlink())
     )
-    refused_names = [_not_utf8(p, root) for p in folders if not _is_utf8(p.name)]
-    applications = [_load_application(p, root, limit) for p in folders if _is_utf8(p.name)]
+    applications = [
+        _load_application(p, root, limit) if _is_utf8(p.name) else _misnamed_application(p, root)
+        for p in folders
+    ]
+    fatal += _escaped_name_clashes([a.name for a in applications], fleet.spec.applications)
     clusters: list[ClusterEntry] = []
     seen: dict[str, str] = {}
-    cluster_files = sorted(clusters_dir.glob("*.yaml"))
-    refused_names += [_not_utf8(p, root) for p in cluster_files if not _is_utf8(p.name)]
-    for file in (p for p in cluster_files if _is_utf8(p.name)):
-        entry, name = _load_cluster(file, root, limit)
+    for file in sorted(clusters_dir.glob("*.yaml")):
+        entry, name = (
+            _load_cluster(file, root, limit) if _is_utf8(file.name) else _misnamed_cluster(file, root)
+        )
         if name in seen:
-            fatal.append(
-                f"{_relative(file, root)}: ClusterProfile {name!r} is already defined in {seen[name]}"
-            )
-        seen[name] = _relative(file, root)
+            fatal.append(f"{_shown(file, root)}: ClusterProfile {name!r} is already defined in {seen[name]}")
+        seen[name] = _shown(file, root)
         clusters.append(entry)
     if fatal:
         raise CatalogError(fatal)
@@ -306,8 +334,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
         list(fleet.spec.targets), [a.name for a in applications], [c.name for c in clusters]
     )
     targets, refused = _with_selections(targets, declarations, {c.name: c for c in clusters})
-    problems = tuple(refused_names)
-    problems += tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
+    problems = tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
     problems += tuple(refused)
     return CatalogSnapshot(
         name=fleet.metadata.name,

@@ -1,8 +1,8 @@
 """``farm audit``: re-render cached targets on the current core and compare with the signed digests.
 
-Exit 1 on nondeterminism (same core version, other bytes: an error, with its unified diff) or on
-any error; drift (another core version, other bytes) is reported and exits 0 unless
-``--fail-on-drift``. Every audit writes a signed record that ``farm verify --all`` checks.
+Exit 1 on nondeterminism (same core version, other bytes: an error, with its unified diff), on a
+re-render stopped by a render bound (time, memory) or on any error; drift (another core version,
+other bytes) is reported and exits 0 unless ``--fail-on-drift``. Every audit writes a signed record that ``farm verify --all`` checks.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from farm.scheduler.audit import (
     MATCH,
     NONDETERMINISM,
     REFUSED,
+    STOPPED,
     AuditError,
     AuditReport,
     latest_run,
@@ -44,7 +45,8 @@ def audit_command(
         signer = load_configured_signer(opened.settings)
         report = run_audit(opened, signer, run_id, size=sample_size, seed=seed)
     _print(report, as_json)
-    if report.count(NONDETERMINISM) or report.count(REFUSED) or (fail_on_drift and report.count(DRIFT)):
+    failed = report.count(NONDETERMINISM) + report.count(REFUSED) + report.count(STOPPED)
+    if failed or (fail_on_drift and report.count(DRIFT)):
         raise typer.Exit(1)
 
 
@@ -56,7 +58,7 @@ def _latest_run(opened: Storage) -> str:
 
 
 def _print(report: AuditReport, as_json: bool) -> None:
-    counts = {verdict: report.count(verdict) for verdict in (MATCH, DRIFT, NONDETERMINISM, REFUSED)}
+    counts = {verdict: report.count(verdict) for verdict in (MATCH, DRIFT, NONDETERMINISM, REFUSED, STOPPED)}
     if as_json:
         body = {
             "run": report.run_id,
@@ -78,6 +80,8 @@ def _print(report: AuditReport, as_json: bool) -> None:
             typer.echo(target.diff)
         elif target.verdict == REFUSED:
             typer.echo(f"Error: {where}: the stored request cannot be audited: {target.diff}", err=True)
+        elif target.verdict == STOPPED:
+            typer.echo(f"Error: {where}: the re-render was stopped: {target.diff}", err=True)
         elif target.verdict == DRIFT:
             typer.echo(
                 f"drift {where}: signed {target.expected[:12]} on core {target.signed_core}, "
@@ -85,7 +89,8 @@ def _print(report: AuditReport, as_json: bool) -> None:
             )
     typer.echo(
         f"audited {len(report.targets)} target(s) of run {report.run_id}: {counts[MATCH]} match, "
-        f"{counts[DRIFT]} drift, {counts[NONDETERMINISM]} nondeterministic, {counts[REFUSED]} refused; record {report.envelope_digest}"
+        f"{counts[DRIFT]} drift, {counts[NONDETERMINISM]} nondeterministic, {counts[REFUSED]} refused, "
+        f"{counts[STOPPED]} stopped; record {report.envelope_digest}"
     )
 
 

@@ -1,6 +1,9 @@
 """``farm audit``: re-render cached targets from their stored requests and compare digests.
 
-Same core version and other bytes is nondeterminism; another core version is drift.
+Same core version and other bytes is nondeterminism; another core version is drift. Each
+re-render runs in a render child within the workers' bounds (FARM_RENDER_TIMEOUT_SECONDS,
+FARM_RENDER_MEMORY_MIB): a render the bounds stop is that target's ``stopped`` verdict, with the
+bound's code (``render.timeout``, ``render.memory``, ``render.crashed``) and message.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ from sqlalchemy import select
 from farm.charts import render_with_charts
 from farm.core.errors import CoreError
 from farm.core.render import render
+from farm.core.request import RenderRequest
 from farm.evidence.audit_record import sign_audit_record
 from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import parse_render_provenance
 from farm.evidence.statement import parse_statement
+from farm.scheduler.bounded import BoundExceeded, run_bounded
 from farm.scheduler.fingerprint import core_version
-from farm.scheduler.jobs import RequestRefused, fetch_request
+from farm.scheduler.jobs import RequestRefused, fetch_request, render_bounds
 from farm.store.audit_records import record_audit
 from farm.store.context import Storage
 from farm.store.db import session_scope
@@ -37,6 +42,7 @@ class AuditError(ValueError):
 
 MATCH, DRIFT, NONDETERMINISM = "match", "drift", "nondeterminism"
 REFUSED = "refused"  # the stored request cannot be trusted (forged, missing, another action key)
+STOPPED = "stopped"  # the re-render was stopped by a render bound (its diff is "code: message")
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,9 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
         )
     except RequestRefused as refused:
         return replace(audited, verdict=REFUSED, diff=f"{refused.code}: {refused.message}")
-    try:
-        manifests = render_with_charts(render, request).manifests  # charts as the worker rendered them
-    except CoreError as error:
-        manifests = f"render failed: {error.code}: {error.message}\n".encode()
+    (manifests,) = run_bounded([request], _rerender, render_bounds(storage))
+    if isinstance(manifests, BoundExceeded):
+        return replace(audited, verdict=STOPPED, diff=f"{manifests.code}: {manifests.message}")
     observed = sha256_hex(manifests)
     if observed == expected:
         return replace(audited, observed=observed)
@@ -116,6 +121,15 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
     new = manifests.decode(errors="replace").splitlines(keepends=True)
     diff = "".join(difflib.unified_diff(old, new, f"signed/{expected[:12]}", f"rendered/{observed[:12]}"))
     return replace(audited, observed=observed, verdict=verdict, diff=diff)
+
+
+def _rerender(request: RenderRequest) -> bytes:
+    """The bytes the request renders to, charts as the worker rendered them; a core error's bytes
+    name it (runs in the render child, so it never raises a core error)."""
+    try:
+        return render_with_charts(render, request).manifests
+    except CoreError as error:
+        return f"render failed: {error.code}: {error.message}\n".encode()
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,14 @@ from farm.core import registry
 from farm.evidence.audit_record import AUDIT_PREDICATE_TYPE
 from farm.evidence.dsse import parse_envelope, sign_envelope
 from farm.evidence.statement import parse_statement
-from farm.scheduler.audit import MATCH, run_audit
+from farm.scheduler.audit import MATCH, STOPPED, run_audit
+from farm.scheduler.bounded import RENDER_MEMORY, RENDER_TIMEOUT
 from farm.scheduler.jobs import FORGED_ACTION_KEY, run_job
 from farm.scheduler.planner import plan_run
 from farm.store import models
 from farm.store.audit_records import all_audit_records
 
-from . import counter_plugin
+from . import counter_plugin, hostile_plugin
 
 COUNTER_APP = """apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application
@@ -197,3 +198,47 @@ def test_an_audit_renders_a_helm_template_target_with_the_helm_on_path_and_finds
     code, out, _ = _cli(fleet_env, "audit", "--all")
     assert code == 0, out
     assert f"of run {run_id}: 2 match, 0 drift, 0 nondeterministic, 0 refused" in out
+
+
+HOSTILE_APP = COUNTER_APP.replace("name: counter", "name: hostile").replace(
+    "audit-counter", hostile_plugin.TYPE
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "bound", "code", "message"),
+    [
+        ("loop", {"FARM_RENDER_TIMEOUT_SECONDS": "1"}, RENDER_TIMEOUT, "the render took longer than 1 s"),
+        ("grow", {"FARM_RENDER_MEMORY_MIB": "32"}, RENDER_MEMORY, "the render needed more than 32 MiB"),
+    ],
+    ids=["time", "memory"],
+)
+def test_a_re_render_past_a_render_bound_is_that_targets_stopped_verdict_and_the_others_still_match(
+    fleet_env: FleetEnv,
+    catalog: Catalog,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    bound: dict[str, str],
+    code: str,
+    message: str,
+) -> None:
+    monkeypatch.setitem(registry.COMPONENT_TYPES, hostile_plugin.TYPE, f"{hostile_plugin.__name__}:HANDLER")
+    folder = catalog.root / "applications" / "hostile"
+    folder.mkdir(parents=True)
+    (folder / "app.yaml").write_text(HOSTILE_APP)
+    run_id = _run(fleet_env, catalog)  # renders well: the handler turns hostile for the audit only
+    monkeypatch.setattr(hostile_plugin, "MODE", mode)
+    result = CliRunner().invoke(app, ["audit", "--all"], env={**fleet_env.environ(), **bound})
+    assert result.exit_code == 1, result.stdout
+    assert f"of run {run_id}: 8 match, 0 drift, 0 nondeterministic, 0 refused, 3 stopped" in result.stdout
+    errors = result.stderr.splitlines()
+    assert sorted(errors) == [
+        f"Error: hostile@{cluster}: the re-render was stopped: {code}: {message} and was stopped"
+        for cluster in ("cluster-a", "cluster-b", "cluster-c")
+    ]
+    with fleet_env.storage.sessions() as session:
+        (record,) = all_audit_records(session)
+    statement = parse_statement(parse_envelope(fleet_env.storage.objects.get(record.envelope_digest)).payload)
+    verdicts = [(t["application"], t["verdict"]) for t in statement.predicate["targets"]]
+    assert sorted(verdict for application, verdict in verdicts if application == "hostile") == [STOPPED] * 3
+    assert {verdict for application, verdict in verdicts if application != "hostile"} == {MATCH}

@@ -1,17 +1,20 @@
 """Nothing of a catalog is dropped silently: a folder without app.yaml, a values file for a
-cluster that does not exist and a name that is not UTF-8 are refused naming the file; a refused
-application's targets fail with the loader's reason; a target rule that matches nothing is a
+cluster that does not exist and a name that is not UTF-8 (shown with its bytes escaped) are
+refused naming the file; a refused application's or cluster's targets fail with the loader's
+reason, the others render and ``farm run`` exits 1; a target rule that matches nothing is a
 warning, and ``farm run --strict`` makes every warning an error that plans nothing."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from farm.catalog import load_catalog
+from farm.catalog import CatalogError, load_catalog
 from farm.cli import app as cli
 
 
@@ -97,26 +100,70 @@ def test_a_values_file_for_a_known_cluster_is_accepted(
     assert load_catalog(catalog).problems == ()
 
 
-def test_an_application_folder_whose_name_is_not_utf8_is_refused_and_the_others_render(
+def test_an_application_folder_whose_name_is_not_utf8_fails_its_targets_alone_naming_it_escaped(
     catalog: Path, tmp_path: Path
 ) -> None:
     source = catalog / "applications" / "docs-site"
     os.rename(source, os.fsencode(catalog / "applications") + b"/caf\xe9")
     status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert status == 1 and summary is not None
     assert "warning: applications/caf\\xe9: the name is not UTF-8; rename it" in stderr
-    assert summary is not None and summary["failures"] == {} and summary["counts"]["succeeded"] > 20
-    assert status == 0
+    failures = summary["failures"]
+    assert list(failures) == ["unsafe_file"]
+    assert {(f["application"], f["cluster"]) for f in failures["unsafe_file"]} == {
+        ("caf\\xe9", "prod-gateway"),
+        ("caf\\xe9", "prod-nginx"),
+    }
+    assert {f["message"] for f in failures["unsafe_file"]} == {
+        "applications/caf\\xe9: the name is not UTF-8; rename it (catalog names must be UTF-8)"
+    }
+    assert summary["counts"]["succeeded"] > 20
 
 
-def test_a_cluster_file_whose_name_is_not_utf8_is_refused_naming_it(
-    catalog: Path,
+def test_a_cluster_file_whose_name_is_not_utf8_fails_the_targets_on_it_alone_naming_it_escaped(
+    catalog: Path, tmp_path: Path
 ) -> None:
     os.rename(
-        catalog / "clusters" / "staging-traefik.yaml", os.fsencode(catalog / "clusters") + b"/st\xff.yaml"
+        catalog / "clusters" / "staging-traefik.yaml",
+        os.fsencode(catalog / "clusters") + b"/staging-tr\xe6fik.yaml",
     )
     problems = _problems(catalog)
-    assert problems["clusters/st\\xff.yaml"][0] == "unsafe_file"
-    assert {c.name for c in load_catalog(catalog).clusters} == {"prod-gateway", "prod-nginx"}
+    assert problems["clusters/staging-tr\\xe6fik.yaml"][0] == "unsafe_file"
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert status == 1 and summary is not None
+    assert "warning: clusters/staging-tr\\xe6fik.yaml: the name is not UTF-8; rename it" in stderr
+    failures = summary["failures"]
+    assert list(failures) == ["unsafe_file"]
+    assert {f["cluster"] for f in failures["unsafe_file"]} == {"staging-tr\\xe6fik"}
+    assert len(failures["unsafe_file"]) == 5  # the staging rule's applications
+    assert all(
+        f["message"].startswith("clusters/staging-tr\\xe6fik.yaml: the name is not UTF-8")
+        for f in failures["unsafe_file"]
+    )
+    assert summary["counts"]["succeeded"] > 20
+
+
+def test_a_name_that_is_not_utf8_is_an_error_that_plans_nothing_with_strict(
+    catalog: Path, tmp_path: Path
+) -> None:
+    os.rename(catalog / "applications" / "docs-site", os.fsencode(catalog / "applications") + b"/caf\xe9")
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm", "--strict")
+    assert status == 1 and summary is None
+    assert stderr.splitlines() == [
+        "Error: applications/caf\\xe9: the name is not UTF-8; rename it (catalog names must be UTF-8)"
+        " (--strict: nothing was planned)"
+    ]
+
+
+def test_a_folder_whose_escaped_name_is_another_folders_name_is_refused_naming_it(catalog: Path) -> None:
+    os.rename(catalog / "applications" / "docs-site", os.fsencode(catalog / "applications") + b"/caf\xe9")
+    shutil.copytree(catalog / "applications" / "greeter", catalog / "applications" / "caf\\xe9")
+    with pytest.raises(CatalogError) as refused:
+        load_catalog(catalog)
+    assert refused.value.problems == [
+        "applications/caf\\xe9: two application folders have this name once bytes that are not"
+        " UTF-8 are escaped; rename one"
+    ]
 
 
 def _add_rule_matching_nothing(

@@ -4,12 +4,14 @@ with its own code and a bounded message, and the run's summary stays small.
 
 Hostile: an alias bomb in a passthrough object and in a ClusterProfile's rendering, ``cpu:
 "1e999999999"``, a 5,000-digit integer, nesting of 500 and 999 levels, a 50 MB image (the catalog
-file limit is raised for it, so it reaches the renderer).
+file limit is raised for it, so it reaches the renderer), an application folder whose name is not
+UTF-8.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -70,6 +72,8 @@ def hostile_catalog(root: Path) -> tuple[Path, dict[str, str]]:
     image = "registry.example/app:" + "a" * 50_000_000
     _write(root, "image-50mb", APP_WITH.format(name="image-50mb", image=image, replicas=2))
     expected["image-50mb"] = f"({len(image)} characters)"
+    os.makedirs(os.fsencode(root / "applications") + b"/caf\xe9")  # a folder name that is not UTF-8
+    expected["caf\\xe9"] = "applications/caf\\xe9: the name is not UTF-8"
     shutil.copy(CORPUS / "profiles" / "alias-bomb-rendering.yaml", root / "clusters" / "evil.yaml")
     return catalog.root, expected
 
