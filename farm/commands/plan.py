@@ -1,7 +1,8 @@
 """``farm plan``: the targets a catalog change would render, grouped by cause; nothing is rendered.
 
-Exit 0 when nothing would render, 2 when something would (a CI gate on a pull request), 1 on an
-error.
+Exit 0 when nothing would render or fail, 2 when something would (a CI gate on a pull request:
+targets to render, or targets whose application or ClusterProfile the catalog loader refuses),
+1 on an error.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def _print(plan: Plan) -> None:
             echo(f"    {target.application}/{target.cluster}{shown}")
         if len(targets) > SHOWN_PER_CAUSE:
             echo(f"    … and {len(targets) - SHOWN_PER_CAUSE} more (farm plan --json lists them all)")
+    if plan.refused:
+        echo(f"  would fail, refused by the catalog loader: {len(plan.refused)}")
+        for refused in plan.refused[:SHOWN_PER_CAUSE]:
+            echo(f"    {refused.application}/{refused.cluster}: {refused.code}: {refused.message}")
+        if len(plan.refused) > SHOWN_PER_CAUSE:
+            echo(f"    … and {len(plan.refused) - SHOWN_PER_CAUSE} more (farm plan --json lists them all)")
 
 
 def plan_command(
@@ -77,7 +84,7 @@ def plan_command(
 ) -> None:
     """Preview a catalog change: which targets would render and why. Renders nothing.
 
-    Exit 0 when nothing would render, 2 when something would, 1 on an error.
+    Exit 0 when nothing would render or fail, 2 when something would, 1 on an error.
     """
     if against is not None and against_catalog is not None:
         raise fail("--against and --against-catalog: give one of them, not both")
@@ -96,7 +103,7 @@ def plan_command(
         typer.echo(json.dumps(plan.as_json(), sort_keys=True))
     else:
         _print(plan)
-    if plan.render:
+    if plan.reports_something:
         raise typer.Exit(2)
 
 

@@ -69,6 +69,16 @@ class PlannedTarget:
     causes: tuple[Cause, ...]
 
 
+@dataclass(frozen=True)
+class RefusedTarget:
+    """A target whose application or ClusterProfile the catalog loader refused: a run fails it."""
+
+    application: str
+    cluster: str
+    code: str
+    message: str
+
+
 @dataclass
 class Plan:
     fleet: str
@@ -79,6 +89,12 @@ class Plan:
     cached_failures: int = 0
     render: list[PlannedTarget] = field(default_factory=list)
     removed: list[TargetKey] = field(default_factory=list)
+    refused: list[RefusedTarget] = field(default_factory=list)
+
+    @property
+    def reports_something(self) -> bool:
+        """Whether a run of the plan would render or fail anything (``farm plan`` exits 2)."""
+        return bool(self.render or self.refused)
 
     def by_cause(self) -> dict[str, list[PlannedTarget]]:
         """Targets under each of their causes, causes in ``CAUSES`` order; removed ones last."""
@@ -102,6 +118,10 @@ class Plan:
             "cached": {"outputs": self.cached_outputs, "failures": self.cached_failures},
             "causes": {kind: len(targets) for kind, targets in self.by_cause().items()},
             "targets": {name: dict(sorted(apps.items())) for name, apps in sorted(clusters.items())},
+            "refused": [
+                {"application": r.application, "cluster": r.cluster, "code": r.code, "message": r.message}
+                for r in self.refused
+            ],
         }
 
 
@@ -193,6 +213,13 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         keyed = key_targets(session, snapshot, version, storage.objects)
+    refused = []
+    for item in keyed:
+        target = item.target_request.target
+        problem = snapshot.problem_of(target)
+        if problem is not None:
+            refused.append(RefusedTarget(target.application, target.cluster, problem.code, problem.message))
+    refused_keys = {(r.application, r.cluster) for r in refused}
     entries = [
         PlanEntry(
             (item.target_request.target.application, item.target_request.target.cluster),
@@ -201,8 +228,12 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
             "output" if item.output_digest is not None else "failure" if item.failure is not None else None,
         )
         for item in keyed
+        if (item.target_request.target.application, item.target_request.target.cluster) not in refused_keys
     ]
-    return plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
+    plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
+    plan.total += len(refused)
+    plan.refused = refused
+    return plan
 
 
 def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:

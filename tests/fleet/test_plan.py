@@ -291,3 +291,34 @@ def test_the_cli_exits_2_when_something_would_render_0_when_nothing_and_1_on_an_
     nowhere = CliRunner().invoke(cli, ["plan", str(tmp_path / "absent")], env=env)
     assert nowhere.exit_code == 1 and nowhere.stderr.startswith("Error: "), nowhere.output
     assert "no fleet.yaml found" in nowhere.stderr and "Traceback" not in nowhere.output
+
+
+def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exits_2(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    run_id = _run(fleet_env, catalog)
+    (catalog.root / "applications" / "app-empty").mkdir()  # a folder without app.yaml
+    plan = _plan(fleet_env, catalog)
+    refused = {(r.application, r.cluster): r.code for r in plan.refused}
+    assert refused == {("app-empty", c): "missing_file" for c in ("cluster-a", "cluster-b", "cluster-c")}
+    assert plan.render == [] and plan.total == 14
+    assert all("applications/app-empty/app.yaml" in r.message for r in plan.refused)
+    result = CliRunner().invoke(cli, ["plan", str(catalog.root)], env=fleet_env.environ())
+    assert result.exit_code == 2, result.output
+    assert "would fail, refused by the catalog loader: 3" in result.stdout
+    assert "app-empty/cluster-a: missing_file: applications/app-empty/app.yaml" in result.stdout
+    payload = json.loads(
+        CliRunner().invoke(cli, ["plan", str(catalog.root), "--json"], env=fleet_env.environ()).stdout
+    )
+    assert sorted((r["application"], r["cluster"], r["code"]) for r in payload["refused"]) == sorted(
+        (app, cluster, code) for (app, cluster), code in refused.items()
+    )
+    # the run that follows fails exactly those targets, and renders nothing else
+    next_run = _run(fleet_env, catalog)
+    with session_scope(fleet_env.storage.sessions) as session:
+        failed = {
+            (t.application, t.cluster_profile): t.error_code
+            for t in targets_of_run(session, next_run)
+            if t.state == "failed"
+        }
+    assert failed == refused and next_run != run_id
