@@ -103,17 +103,29 @@ def _wait_with_progress(
                 raise TimeoutError(_stuck(summary, round(waited)))
             if not warned and waited >= NO_WORKER_WARNING_SECONDS and not jobs_taken(storage, run_id):
                 warned = True
-                from farm.scheduler.executors import CeleryQueue
-
                 typer.echo(
                     f"warning: no worker has taken a job of run {run_id} in {NO_WORKER_WARNING_SECONDS:g} s: "
-                    f"is a farm worker running for queue {CeleryQueue.queue_name(storage.settings)}?",
+                    + _who_consumes(storage.settings),
                     err=True,
                 )
             time.sleep(poll)
             summary = run_summary(storage, run_id)
             progress.update(task, completed=summary.done)
     return _final_summary(storage, run_id)
+
+
+def _who_consumes(settings: FarmSettings) -> str:
+    """What the broker says of the run's queue: nobody consumes it, or who does (busy workers)."""
+    from farm.scheduler.executors import CeleryQueue
+
+    queue = CeleryQueue.queue_name(settings)
+    consumers = CeleryQueue(settings).consumers(queue)
+    if consumers is None:
+        return f"is a farm worker running for queue {queue}?"
+    if not consumers:
+        return f"no worker consumes queue {queue}: start one (farm worker) for this core's queue"
+    shown = ", ".join(consumers[:5]) + (" …" if len(consumers) > 5 else "")
+    return f"{len(consumers)} worker(s) consume queue {queue} ({shown}) but none has taken a job: busy?"
 
 
 def _final_summary(storage: Storage, run_id: str) -> RunSummary:

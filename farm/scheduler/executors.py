@@ -112,6 +112,17 @@ class CeleryQueue:
         for job_id, batch_key in jobs:
             self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)
 
+    def consumers(self, queue: str, timeout: float = 1.0) -> list[str] | None:
+        """The workers that consume ``queue``, asked over the broker (Celery's remote control);
+        None when the broker cannot be asked."""
+        try:
+            replies = self.client.control.inspect(timeout=timeout).active_queues() or {}
+        except Exception:  # noqa: BLE001 - any broker failure: the caller says what it can
+            return None
+        return sorted(
+            worker for worker, queues in replies.items() if any(q.get("name") == queue for q in queues or ())
+        )
+
     def send_qualification(self, cluster: str, selection: str) -> None:
         """Send the qualification of one subject (ids only: the worker reads the catalog named by
         ``FARM_QUALIFICATION_CATALOG``) to this core's queue."""

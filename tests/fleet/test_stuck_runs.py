@@ -4,15 +4,20 @@ ends failed (its run completes), and ``--json`` reports the run's final state.""
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from farm.commands.run import _wait_with_progress
+from farm.scheduler.executors import CeleryQueue
+from farm.scheduler.fingerprint import versioned_queue
 from farm.scheduler.jobs import RETRIES_EXHAUSTED, give_up_job
 from farm.scheduler.progress import run_summary
 from farm.scheduler.service import plan_catalog
+from farm.settings import load_settings
 from farm.store import models
 from farm.store.db import session_scope
 from farm.store.models import JobState
@@ -59,7 +64,7 @@ def test_a_run_with_no_worker_says_so_and_times_out_with_one_error_line(
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert lines[0].startswith("warning: no worker has taken a job of run ")
-    assert f"in 10 s: is a farm worker running for queue {celery_farm.queue}." in lines[0]
+    assert f"in 10 s: no worker consumes queue {celery_farm.queue}." in lines[0]
     assert len(lines) == 2 and lines[1].startswith("Error: run ")
     assert "11 of 11 targets still queued after 12 s" in lines[1]
     assert "start or check a worker (farm worker), then follow the run with farm status" in lines[1]
@@ -116,3 +121,31 @@ def test_the_wait_reports_the_final_run_state_when_the_last_worker_has_not_finis
     assert run_summary(fleet_env.storage, planned.run_id).state == "running"
     summary = _wait_with_progress(fleet_env.storage, planned.run_id, show=False)
     assert summary.state == "completed_with_failures" and summary.done == summary.total == 11
+
+
+@pytest.mark.timeout(300)
+def test_the_no_worker_warning_asks_the_broker_and_names_the_queue_nobody_consumes(
+    celery_farm: CeleryFarm,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A worker of another core listens on its own queue: the broker says nobody consumes this
+    run's queue, and names the worker that consumes the other one."""
+    other = celery_farm.start_worker(core="other-core")
+    settings = load_settings(broker_url=celery_farm.env["FARM_BROKER_URL"], celery_queue=celery_farm.queue)
+    client = CeleryQueue(settings)
+    other_queue = versioned_queue(celery_farm.queue, "other-core")
+    deadline = time.monotonic() + 120
+    while not client.consumers(other_queue) and time.monotonic() < deadline and other.poll() is None:
+        time.sleep(0.5)
+    assert client.consumers(other_queue) == [f"{celery_farm.queue}-0@{socket.gethostname()}"]
+    assert client.consumers(CeleryQueue.queue_name(settings)) == []
+    catalog = make_catalog(tmp_path / "catalog", apps=1)
+    result = celery_farm.farm("run", str(catalog.root), "--executor", "celery", "--timeout", "11")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    warning = result.stderr.splitlines()[0]
+    assert f"no worker consumes queue {CeleryQueue.queue_name(settings)}: start one" in warning
+
+
+def test_the_broker_question_is_none_when_the_broker_cannot_be_asked() -> None:
+    settings = load_settings(broker_url="redis://127.0.0.1:9/0", celery_queue="nobody")
+    assert CeleryQueue(settings).consumers("nobody", timeout=0.5) is None
