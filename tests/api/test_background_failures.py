@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,7 +19,7 @@ def _background_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecor
     return [r for r in caplog.records if r.name == "farm.api.background"]
 
 
-def _wait_for(condition, seconds: float = 60) -> None:  # noqa: ANN001
+def _wait_for(condition: Callable[[], object], seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.2)
