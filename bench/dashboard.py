@@ -8,6 +8,8 @@ a real uvicorn server on a free loopback port and measures p50/p95 of, with http
 - the runs list (``GET /api/runs``) and its page (``GET /``, 20 runs with progress bars);
 - a run's grid (``GET /api/runs/{id}/grid``, 100 x 20 cells) and the run page drawing it
   (``GET /runs/{id}``);
+- a live run's progress (``GET /api/runs/{id}``, counted on every request: the page polls it) and
+  its page (``GET /runs/{id}``); the other 49 runs are finished, their counts kept in the server;
 - every target of a run with its details (``GET /api/runs/{id}/targets``, 2,000 rows);
 - the failed targets of a run (``GET /api/runs/{id}/targets?state=failed``);
 - a target's history (``GET /api/targets/{app}/{cluster}/history``, 50 runs);
@@ -70,7 +72,7 @@ def fill(storage) -> list[str]:
             "id": run_id,
             "snapshot_digest": snapshot,
             "core_version": "bench",
-            "state": "completed",
+            "state": "running" if r == RUNS - 2 else "completed",  # one run still live
             "created_at": created,
             "finished_at": created,
         }
@@ -158,6 +160,8 @@ def main() -> None:
                 "runs_page": measure(client, "/", {}, args.requests),
                 "run_grid": measure(client, f"/api/runs/{run}/grid", {}, args.requests),
                 "run_page": measure(client, f"/runs/{run}", {}, args.requests),
+                "live_run": measure(client, f"/api/runs/{run_ids[-2]}", {}, args.requests),
+                "live_run_page": measure(client, f"/runs/{run_ids[-2]}", {}, args.requests),
                 "all_targets": measure(client, f"/api/runs/{run}/targets", {}, args.requests),
                 "failed_targets": measure(
                     client, f"/api/runs/{run}/targets", {"state": "failed"}, args.requests

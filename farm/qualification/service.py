@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
 
 from farm.catalog import CatalogError, CatalogSnapshot, TargetRequest
 from farm.evidence.canonical import digest_of, sha256_hex
@@ -31,7 +33,7 @@ from farm.scheduler.service import run_outputs
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import session_scope
-from farm.store.models import utcnow
+from farm.store.models import QualificationRun, utcnow
 
 Execute = Callable[[Sequence[tuple[str, str]]], None]
 
@@ -203,6 +205,27 @@ def qualify_subjects(
         )
         for cluster, selection in subjects
     ]
+
+
+def record_errored(
+    storage: Storage, snapshot: CatalogSnapshot, subjects: Sequence[tuple[str, str]], since: datetime
+) -> None:
+    """A qualification of ``subjects`` begun at ``since`` raised: each subject it never got to
+    (no run of it since then; one that raised mid-way errored its own run) gets an errored run."""
+    now = utcnow()
+    with session_scope(storage.sessions) as session:
+        for cluster, selection in subjects:
+            subject = records.ensure_subject(session, cluster, selection, now)
+            started = session.scalar(
+                select(QualificationRun.id).where(
+                    QualificationRun.subject_id == subject.id, QualificationRun.created_at >= since
+                )
+            )
+            if started is None:
+                run = records.start_run(
+                    session, subject, today_for(snapshot, cluster).digests[selection], now
+                )
+                records.error_run(session, run.id)
 
 
 def refresh_all(

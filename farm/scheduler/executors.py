@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -33,13 +32,18 @@ def _init_local_worker(settings: FarmSettings) -> None:
 
     configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
-    _worker_state["storage"] = open_storage(settings)
-    _worker_state["signer"] = load_configured_signer(settings)
+    try:
+        _worker_state["storage"] = open_storage(settings)
+        _worker_state["signer"] = load_configured_signer(settings)
+    except Exception as exc:  # noqa: BLE001 - raised by each job: one message, not a child's traceback
+        _worker_state["error"] = f"the local render worker could not start: {exc}"
 
 
 def _run_local(job_id: str, batch_key: str) -> str:
     from farm.scheduler.jobs import run_job
 
+    if "error" in _worker_state:
+        raise RuntimeError(_worker_state["error"])
     outcome = run_job(
         _worker_state["storage"],
         _worker_state["signer"],
@@ -132,12 +136,3 @@ class CeleryQueue:
 def uses_celery(settings: FarmSettings) -> bool:
     """The farm's executor when no command line says otherwise: Celery once a broker is set."""
     return bool(settings.broker_url) or settings.executor == "celery"
-
-
-def dispatch(settings: FarmSettings, jobs: Sequence[tuple[str, str]]) -> None:
-    """Start the jobs without waiting for them: sent to the Celery workers (``uses_celery``), or
-    run on a local process pool in a background thread."""
-    if uses_celery(settings):
-        CeleryQueue(settings)(jobs)
-    else:
-        threading.Thread(target=run_local, args=(settings, jobs), daemon=True).start()

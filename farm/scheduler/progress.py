@@ -7,6 +7,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from farm.core.errors import bound_message
 from farm.logs import job_log_context
 from farm.store import models
 from farm.store.context import Storage
@@ -15,6 +16,7 @@ from farm.store.models import JobState
 from farm.store.runs import (
     CACHED_FAILURE,
     TargetFilter,
+    fail_open_jobs_of_run,
     finalize_run,
     run_has_open_jobs,
     run_jobs_taken,
@@ -82,6 +84,17 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
         with job_log_context(run_id=run_id):
             log.info("run finished")
     return True
+
+
+EXECUTOR_FAILED = "run.executor_failed"
+
+
+def fail_run(storage: Storage, run_id: str, message: str) -> None:
+    """The executor of a run failed: its open jobs and targets are failed with ``message`` (code
+    ``run.executor_failed``) and the run finishes as completed with failures."""
+    with session_scope(storage.sessions) as session:
+        fail_open_jobs_of_run(session, run_id, code=EXECUTOR_FAILED, message=bound_message(message))
+    finalize_run_if_done(storage, run_id)
 
 
 def jobs_taken(storage: Storage, run_id: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -12,7 +13,7 @@ from sqlalchemy.orm import Session
 from farm.evidence.canonical import digest_of
 from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget
 from farm.store.objects import ObjectStore
-from farm.store.runs import TARGET_ROW_COLUMNS, TargetFilter, TargetRow, filter_targets
+from farm.store.runs import CACHED_FAILURE, TARGET_ROW_COLUMNS, TargetFilter, TargetRow, filter_targets
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -173,6 +174,16 @@ class RunGrid:
         for app, cluster, state, error_code, target_id in self.cells:
             table[app][cluster] = (state, error_code, target_id)
         return table
+
+    def counts(self) -> dict[str, int]:
+        """The cells by state, cached failures apart under ``cached_failure``: of an unfiltered
+        grid, the run's ``target_counts`` without counting its targets a second time."""
+        return dict(
+            Counter(
+                CACHED_FAILURE if state == "cached" and error_code else state
+                for _, _, state, error_code, _ in self.cells
+            )
+        )
 
 
 UNIT, RECORD = "\x1f", "\x1e"  # separators no name, state, error code or id can hold

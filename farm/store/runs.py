@@ -450,6 +450,33 @@ def fail_open_job(
     return session.scalar(select(RenderJob.run_id).where(RenderJob.id == job_id))
 
 
+def fail_open_jobs_of_run(
+    session: Session, run_id: str, *, code: str, message: str, now: datetime | None = None
+) -> int:
+    """Every open job of a run → failed, and every target still open with it, with ``code`` and
+    ``message`` (the executor that was to run them failed). Returns how many jobs moved."""
+    now = now or utcnow()
+    moved = session.execute(
+        update(RenderJob)
+        .where(RenderJob.run_id == run_id, RenderJob.state.in_(JOB_OPEN_STATES))
+        .values(
+            state=JobState.FAILED.value,
+            claimed_by=None,
+            finished_at=now,
+            error_code=code,
+            error_message=message,
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    session.execute(
+        update(RenderTarget)
+        .where(RenderTarget.run_id == run_id, RenderTarget.state.in_(TARGET_OPEN_STATES))
+        .values(state=JobState.FAILED.value, error_code=code, error_message=message, finished_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(moved)
+
+
 def run_has_open_jobs(session: Session, run_id: str) -> bool:
     return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
 

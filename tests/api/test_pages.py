@@ -63,3 +63,18 @@ def test_the_runs_page_follows_a_running_run_and_keeps_a_finished_runs_counts(
     run_local(finished_run.env.settings, planned.queued, processes=1)
     finished = client.get("/").text
     assert finished.count('max="6" value="6"') == 2 and finished == client.get("/").text
+
+
+def test_the_run_page_shows_the_runs_whole_progress_live_and_when_its_grid_is_filtered(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    make_catalog(finished_run.catalog_root, apps=0, clusters=()).write_app(
+        "app-0", image="ghcr.io/example/app:v3"
+    )
+    _, planned = plan_catalog(finished_run.env.storage, finished_run.catalog_root)
+    api = client.get(f"/api/runs/{planned.run_id}").json()
+    assert (api["done"], api["total"], api["failed"]) == (4, 6, 2)
+    progress = '<progress data-field="progress" max="6" value="4">'
+    for params in ({}, {"state": "failed"}, {"application": "app-1"}):
+        page = client.get(f"/runs/{planned.run_id}", params=params).text
+        assert progress in page and '<span data-field="failed">2</span>' in page

@@ -15,14 +15,14 @@ from pygments.lexers import DiffLexer, YamlLexer
 
 from farm.api.routers.outputs import output_evidence
 from farm.api.routers.qualification import board, subject_timeline
-from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter, load_grid
+from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter
 from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
 from farm.qualification.states import STATES
-from farm.scheduler.progress import run_progress, runs_progress
+from farm.scheduler.progress import RunSummary, runs_progress
 from farm.scheduler.service import unified_output_diff
 from farm.store.db import read_scope
-from farm.store.models import JobState
-from farm.store.queries import RunGrid, previous_run_of_target, runs_page, target_of_run
+from farm.store.models import FleetRun, JobState
+from farm.store.queries import RunGrid, previous_run_of_target, run_grid, runs_page, target_of_run
 from farm.store.runs import TargetFilter
 
 TEMPLATES = Jinja2Templates(directory=str(FilePath(__file__).resolve().parent.parent / "templates"))
@@ -100,11 +100,15 @@ def run_page(
     request: Request, run_id: str, where: Annotated[TargetFilter, Depends(grid_filter)]
 ) -> HTMLResponse:
     storage = request.app.state.storage
-    try:
-        summary = run_progress(storage, run_id)
-    except LookupError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from None
-    grid = load_grid(storage, run_id, where)
+    with read_scope(storage.sessions) as session:  # the run and its grid in one transaction
+        run = session.get(FleetRun, run_id)
+        if run is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
+        grid = run_grid(session, run_id, where)
+    if where == TargetFilter():  # the grid holds every target: its cells are the run's counts
+        summary = RunSummary(run.id, run.state, run.snapshot_digest, grid.counts())
+    else:
+        summary = runs_progress(storage, [run])[0]
     context = {
         "run": {
             "id": run_id,

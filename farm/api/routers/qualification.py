@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict
 
+from farm.api.background import start_in_background
 from farm.api.security import require_token
 from farm.catalog import CatalogError, load_catalog
 from farm.qualification import service
@@ -16,7 +16,7 @@ from farm.scheduler.executors import run_local
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.models import QualificationSubject
+from farm.store.models import QualificationSubject, utcnow
 
 router = APIRouter(tags=["qualification"])
 
@@ -151,10 +151,16 @@ def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepte
             status_code=404, detail=f"not a subject of catalog {body.catalog!r}: {', '.join(unknown)}"
         )
     storage: Storage = request.app.state.storage
-    threading.Thread(
-        target=service.qualify_subjects,
-        args=(storage, snapshot, wanted),
-        kwargs={"execute": lambda queued: run_local(storage.settings, queued), "source": str(folder)},
-        daemon=True,
-    ).start()
+    since = utcnow()
+    start_in_background(
+        f"qualification of {len(wanted)} subject(s) of {body.catalog}",
+        lambda: service.qualify_subjects(
+            storage,
+            snapshot,
+            wanted,
+            execute=lambda queued: run_local(storage.settings, queued),
+            source=str(folder),
+        ),
+        lambda _message: service.record_errored(storage, snapshot, wanted, since),
+    )
     return QualifyAccepted(catalog=body.catalog, subjects=[f"{c}:{s}" if s else c for c, s in wanted])

@@ -12,9 +12,11 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
+from farm.api.background import start_in_background
 from farm.api.security import require_token
-from farm.scheduler.executors import dispatch
-from farm.scheduler.progress import run_progress
+from farm.catalog import CatalogError
+from farm.scheduler.executors import CeleryQueue, run_local, uses_celery
+from farm.scheduler.progress import fail_run, run_progress
 from farm.scheduler.service import plan_catalog
 from farm.store.context import Storage
 from farm.store.db import read_scope
@@ -221,7 +223,17 @@ def trigger_run(request: Request, body: TriggerBody) -> Triggered:
             status_code=404, detail=f"catalog {body.catalog!r} is not configured on this server"
         )
     storage = _storage(request)
-    _, planned = plan_catalog(storage, folder)
+    try:
+        _, planned = plan_catalog(storage, folder)
+    except CatalogError as exc:
+        raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     request.state.run_id = planned.run_id  # for the request's log line
-    dispatch(storage.settings, planned.queued)
+    if uses_celery(storage.settings):
+        CeleryQueue(storage.settings)(planned.queued)
+    elif planned.queued:
+        start_in_background(
+            f"run {planned.run_id}",
+            lambda: run_local(storage.settings, planned.queued),
+            lambda message: fail_run(storage, planned.run_id, message),
+        )
     return Triggered(run_id=planned.run_id, queued_jobs=len(planned.queued))
