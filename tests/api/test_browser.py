@@ -171,3 +171,47 @@ def test_a_person_browses_the_example_fleet_from_a_run_to_an_output_and_the_qual
         page.wait_for_url("**/snapshots")
         assert "example" in page.locator("table.snapshots").inner_text()
         page.screenshot(path=str(ARTIFACTS / "example-7-snapshots.png"), full_page=True)
+
+
+@pytest.mark.timeout(180)
+def test_a_person_finds_why_a_target_of_the_example_fleet_failed_after_a_bad_change(
+    example_fleet: ExampleFleet, tmp_path: Path
+) -> None:
+    """examples/fleet is run, then run again after a change that breaks storefront's cpu request:
+    from the runs list to that run, to a failed storefront target (its error), and on to the
+    output of the previous, good render of the same target."""
+    from farm.scheduler.executors import run_local
+    from farm.scheduler.service import plan_catalog
+
+    app_yaml = example_fleet.root / "applications" / "storefront" / "app.yaml"
+    app_yaml.write_text(app_yaml.read_text().replace("cpu: 250m", "cpu: lots"))
+    storage = example_fleet.env.storage
+    _, planned = plan_catalog(storage, example_fleet.root)
+    run_local(example_fleet.env.settings, planned.queued, processes=1)
+    with _farm_serve(example_fleet.env, example_fleet.root) as base, _browser(tmp_path / "profile") as page:
+        page.goto(base + "/")
+        page.click(f"a.run-link:text('{planned.run_id}')")
+        page.wait_for_url(f"**/runs/{planned.run_id}")
+        failed = page.locator("a.cell.failed")
+        assert failed.count() == 3  # storefront on each of its three clusters
+        assert page.locator("a.cell.cached").count() + page.locator("a.cell.succeeded").count() == 28
+        page.screenshot(path=str(ARTIFACTS / "example-failed-1-run.png"), full_page=True)
+
+        failed.first.click()
+        page.wait_for_url("**/targets/**")
+        assert page.locator("h1").inner_text().startswith("storefront / ")
+        error = page.locator("pre.error-message").inner_text()
+        assert "resources.requests.cpu: invalid quantity 'lots'" in error
+        assert "nothing to compare" in page.locator("p.no-output").inner_text()  # not a deleted manifest
+        page.screenshot(path=str(ARTIFACTS / "example-failed-2-target.png"), full_page=True)
+
+        cluster = page.locator("h1").inner_text().split(" / ")[1]
+        page.click(f"section h2 a:text('{example_fleet.run_id}')")  # the run it is compared with
+        page.wait_for_url(f"**/runs/{example_fleet.run_id}")
+        page.goto(base + f"/runs/{example_fleet.run_id}?application=storefront&cluster={cluster}")
+        page.locator("a.cell.succeeded").click()
+        page.wait_for_url("**/targets/**")
+        page.click("a.output-link")  # the last good render of the target that now fails
+        page.wait_for_url("**/outputs/**")
+        assert "cpu: 250m" in page.locator(".highlight").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "example-failed-3-previous-output.png"), full_page=True)

@@ -139,7 +139,7 @@ def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
         previous = previous_run_of_target(session, run_id, target.application, target.cluster_profile)
     highlighted = _yaml(storage.objects.get(target.output_digest).decode()) if target.output_digest else None
     diff = None
-    if previous is not None:
+    if previous is not None and target.output_digest:  # a failure is not a deleted manifest
         text = unified_output_diff(storage, previous, run_id, (target.application, target.cluster_profile))
         diff = highlight(text, DiffLexer(), FORMATTER) if text else None
     context = {
