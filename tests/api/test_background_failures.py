@@ -84,3 +84,29 @@ def test_a_triggered_qualification_that_fails_errors_its_run_and_logs_one_line(
     runs = [e["summary"] for e in timeline["entries"] if e["kind"] == "run"]
     assert runs == ["qualification run errored"]
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.timeout(120)
+def test_a_triggered_run_whose_broker_is_unreachable_is_a_503_saying_the_jobs_stay_queued(
+    finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+
+    from farm.api.app import create_app
+
+    Catalog(finished_run.catalog_root).write_app("app-9")  # two new targets: jobs to send
+    storage = finished_run.env.storage
+    settings = storage.settings.model_copy(update={"broker_url": "redis://127.0.0.1:9/0"})
+    app = create_app(
+        dataclasses.replace(storage, settings=settings), {"test-fleet": finished_run.catalog_root}, TOKEN
+    )
+    with TestClient(app) as broker_down:
+        response = broker_down.post("/api/runs", json={"catalog": "test-fleet"}, headers=AUTH)
+        assert response.status_code == 503, response.text
+        detail = response.json()["error"]["detail"]
+        assert "broker unreachable at " in detail and "check FARM_BROKER_URL" in detail
+        assert "they stay queued: farm reconcile sends them" in detail
+        run_id = detail.split()[1]
+        queued = broker_down.get(f"/api/runs/{run_id}/targets", params={"state": "queued"}).json()
+        assert sorted(t["application"] for t in queued) == ["app-9", "app-9"]
+    assert "Traceback" not in capsys.readouterr().err

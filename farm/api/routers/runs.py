@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from farm.api.background import start_in_background
 from farm.api.security import require_token
 from farm.catalog import CatalogError
+from farm.commands._errors import describe
 from farm.scheduler.executors import CeleryQueue, run_local, uses_celery
 from farm.scheduler.progress import fail_run, run_progress
 from farm.scheduler.service import plan_catalog
@@ -212,6 +213,22 @@ def list_targets(
     return Response(json.dumps(items, separators=(",", ":")), media_type="application/json")
 
 
+def _send_or_503(storage: Storage, run_id: str, queued: list[tuple[str, str]]) -> None:
+    """Send the run's jobs to the Celery workers; a broker that cannot take them is a 503 saying
+    that the run is planned and its jobs stay queued for ``farm reconcile`` to send."""
+    try:
+        CeleryQueue(storage.settings)(queued)
+    except Exception as error:
+        message = describe(error)
+        if message is None:
+            raise
+        raise HTTPException(
+            status_code=503,
+            detail=f"run {run_id} is planned but its jobs could not be sent: {message}; they stay "
+            "queued: farm reconcile sends them once the broker is back",
+        ) from None
+
+
 @router.post("/runs", status_code=202, dependencies=[Depends(require_token)])
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
     """Plan a run of a configured catalog (named by its fleet name) through the same scheduler
@@ -229,7 +246,7 @@ def trigger_run(request: Request, body: TriggerBody) -> Triggered:
         raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     request.state.run_id = planned.run_id  # for the request's log line
     if uses_celery(storage.settings):
-        CeleryQueue(storage.settings)(planned.queued)
+        _send_or_503(storage, planned.run_id, planned.queued)
     elif planned.queued:
         start_in_background(
             f"run {planned.run_id}",
