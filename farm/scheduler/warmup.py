@@ -10,8 +10,11 @@ everything loaded. Importing this module costs nothing: only the standard librar
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -70,3 +73,16 @@ def warm_local_workers(arguments: Sequence[str]) -> None:
         forkserver.ensure_running()
     except (OSError, ValueError):
         return
+    atexit.register(_stop_forkserver)
+
+
+def _stop_forkserver() -> None:
+    """Stop the server when ``farm run`` exits. It holds the command's stdout and stderr, and
+    would only notice the exit once done preloading: a no-change re-run's output piped to
+    another program would not end before the server's imports had."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
