@@ -73,7 +73,7 @@ def _bounded_run(env: FleetEnv, catalog: Catalog, tmp_path: Path, **bounds: obje
 @pytest.mark.parametrize(
     ("bound", "code", "message"),
     [
-        ({"render_timeout_seconds": 2}, RENDER_TIMEOUT, "the render took longer than 2 s and was stopped"),
+        ({"render_timeout_seconds": 1}, RENDER_TIMEOUT, "the render took longer than 1 s and was stopped"),
         ({"render_memory_mib": 32}, RENDER_MEMORY, "the render needed more than 32 MiB and was stopped"),
     ],
     ids=["time", "memory"],
@@ -111,7 +111,7 @@ def test_a_job_run_in_the_calling_process_is_bounded_too(fleet_env: FleetEnv, ca
         home=fleet_env.settings.home,
         database_url=fleet_env.settings.database_url,
         object_store=fleet_env.settings.object_store,
-        render_timeout_seconds=2,
+        render_timeout_seconds=1,  # the heavy render takes about 2 s idle
     )
     storage = open_storage(settings)
     try:
@@ -160,7 +160,9 @@ def test_a_render_past_the_time_bound_fails_alone_on_a_celery_worker(
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog")
     write_heavy_app(catalog)
-    celery_farm.env["FARM_RENDER_TIMEOUT_SECONDS"] = "2"
+    celery_farm.env["FARM_RENDER_TIMEOUT_SECONDS"] = (
+        "1"  # the heavy render takes about 2 s idle, well over 1 s
+    )
     celery_farm.start_worker()
     summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
     assert summary["counts"]["succeeded"] == 11 and summary["counts"]["failed"] == 3
