@@ -2,7 +2,8 @@
 
 Exit 1 on nondeterminism (same core version, other bytes: an error, with its unified diff), on a
 re-render stopped by a render bound (time, memory) or on any error; drift (another core version,
-other bytes) is reported and exits 0 unless ``--fail-on-drift``. Every audit writes a signed record that ``farm verify --all`` checks.
+other bytes) is reported and exits 0 unless ``--fail-on-drift``. Every audit writes a signed
+record that ``farm verify --all`` checks.
 """
 
 from __future__ import annotations

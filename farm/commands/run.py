@@ -118,8 +118,9 @@ def _who_consumes(settings: FarmSettings) -> str:
     """What the broker says of the run's queue: nobody consumes it, or who does (busy workers)."""
     from farm.scheduler.executors import CeleryQueue
 
-    queue = CeleryQueue.queue_name(settings)
-    consumers = CeleryQueue(settings).consumers(queue)
+    client = CeleryQueue(settings)
+    queue = client.queue_for()
+    consumers = client.consumers(queue)
     if consumers is None:
         return f"is a farm worker running for queue {queue}?"
     if not consumers:

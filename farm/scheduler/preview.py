@@ -213,23 +213,21 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
         keyed = key_targets(session, snapshot, version, storage.objects)
-    refused = []
+    refused: list[RefusedTarget] = []
+    entries: list[PlanEntry] = []
     for item in keyed:
         target = item.target_request.target
         problem = snapshot.problem_of(target)
-        if problem is not None:
+        if problem is not None:  # the run fails it at planning: listed apart, never rendered
             refused.append(RefusedTarget(target.application, target.cluster, problem.code, problem.message))
-    refused_keys = {(r.application, r.cluster) for r in refused}
-    entries = [
-        PlanEntry(
-            (item.target_request.target.application, item.target_request.target.cluster),
-            item.target_request.request.digest,
-            item.target_request.request.descriptor,
-            "output" if item.output_digest is not None else "failure" if item.failure is not None else None,
+            continue
+        cached = (
+            "output" if item.output_digest is not None else "failure" if item.failure is not None else None
         )
-        for item in keyed
-        if (item.target_request.target.application, item.target_request.target.cluster) not in refused_keys
-    ]
+        request = item.target_request.request
+        entries.append(
+            PlanEntry((target.application, target.cluster), request.digest, request.descriptor, cached)
+        )
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
     plan.total += len(refused)
     plan.refused = refused

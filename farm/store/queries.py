@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from farm.evidence.canonical import digest_of
 from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget
 from farm.store.objects import ObjectStore
-from farm.store.runs import CACHED_FAILURE, TARGET_ROW_COLUMNS, TargetFilter, TargetRow, filter_targets
+from farm.store.runs import TARGET_ROW_COLUMNS, TargetFilter, TargetRow, count_label, filter_targets
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -178,12 +178,7 @@ class RunGrid:
     def counts(self) -> dict[str, int]:
         """The cells by state, cached failures apart under ``cached_failure``: of an unfiltered
         grid, the run's ``target_counts`` without counting its targets a second time."""
-        return dict(
-            Counter(
-                CACHED_FAILURE if state == "cached" and error_code else state
-                for _, _, state, error_code, _ in self.cells
-            )
-        )
+        return dict(Counter(count_label(state, error_code) for _, _, state, error_code, _ in self.cells))
 
 
 UNIT, RECORD = "\x1f", "\x1e"  # separators no name, state, error code or id can hold

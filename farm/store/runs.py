@@ -20,7 +20,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Exists, Select, and_, bindparam, case, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Exists,
+    Select,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -421,15 +434,19 @@ def run_jobs_taken(session: Session, run_id: str) -> int:
     return int(session.scalar(query) or 0)
 
 
-def fail_open_job(
-    session: Session, job_id: str, *, code: str, message: str, now: datetime | None = None
-) -> str | None:
-    """An open job → failed, with every target it has not recorded failed with ``code`` (a job
-    whose retries ran out). Returns the job's run id, or None when the job was no longer open."""
-    now = now or utcnow()
+def _fail_open(
+    session: Session,
+    jobs: ColumnElement[bool],
+    targets: ColumnElement[bool],
+    code: str,
+    message: str,
+    now: datetime,
+) -> int:
+    """The open jobs matching ``jobs`` → failed, and the open targets matching ``targets`` failed
+    with ``code`` and ``message``; returns how many jobs moved."""
     moved = session.execute(
         update(RenderJob)
-        .where(RenderJob.id == job_id, RenderJob.state.in_(JOB_OPEN_STATES))
+        .where(jobs, RenderJob.state.in_(JOB_OPEN_STATES))
         .values(
             state=JobState.FAILED.value,
             claimed_by=None,
@@ -439,14 +456,24 @@ def fail_open_job(
         )
         .execution_options(synchronize_session=False)
     ).rowcount  # type: ignore[attr-defined]
-    if moved != 1:
+    if moved:
+        session.execute(
+            update(RenderTarget)
+            .where(targets, RenderTarget.state.in_(TARGET_OPEN_STATES))
+            .values(state=JobState.FAILED.value, error_code=code, error_message=message, finished_at=now)
+            .execution_options(synchronize_session=False)
+        )
+    return int(moved)
+
+
+def fail_open_job(
+    session: Session, job_id: str, *, code: str, message: str, now: datetime | None = None
+) -> str | None:
+    """An open job → failed, with every target it has not recorded failed with ``code`` (a job
+    whose retries ran out). Returns the job's run id, or None when the job was no longer open."""
+    jobs, targets = RenderJob.id == job_id, RenderTarget.job_id == job_id
+    if _fail_open(session, jobs, targets, code, message, now or utcnow()) != 1:
         return None
-    session.execute(
-        update(RenderTarget)
-        .where(RenderTarget.job_id == job_id, RenderTarget.state.in_(TARGET_OPEN_STATES))
-        .values(state=JobState.FAILED.value, error_code=code, error_message=message, finished_at=now)
-        .execution_options(synchronize_session=False)
-    )
     return session.scalar(select(RenderJob.run_id).where(RenderJob.id == job_id))
 
 
@@ -455,26 +482,8 @@ def fail_open_jobs_of_run(
 ) -> int:
     """Every open job of a run → failed, and every target still open with it, with ``code`` and
     ``message`` (the executor that was to run them failed). Returns how many jobs moved."""
-    now = now or utcnow()
-    moved = session.execute(
-        update(RenderJob)
-        .where(RenderJob.run_id == run_id, RenderJob.state.in_(JOB_OPEN_STATES))
-        .values(
-            state=JobState.FAILED.value,
-            claimed_by=None,
-            finished_at=now,
-            error_code=code,
-            error_message=message,
-        )
-        .execution_options(synchronize_session=False)
-    ).rowcount  # type: ignore[attr-defined]
-    session.execute(
-        update(RenderTarget)
-        .where(RenderTarget.run_id == run_id, RenderTarget.state.in_(TARGET_OPEN_STATES))
-        .values(state=JobState.FAILED.value, error_code=code, error_message=message, finished_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    return int(moved)
+    jobs, targets = RenderJob.run_id == run_id, RenderTarget.run_id == run_id
+    return _fail_open(session, jobs, targets, code, message, now or utcnow())
 
 
 def run_has_open_jobs(session: Session, run_id: str) -> bool:
@@ -487,6 +496,12 @@ def finalize_run(session: Session, run_id: str, *, now: datetime | None = None) 
 
 
 CACHED_FAILURE = "cached_failure"  # the count of cached targets that carry a failure
+
+
+def count_label(state: str, error_code: str | None) -> str:
+    """The label a target is counted under: its state, or ``cached_failure`` for a cached target
+    that carries a failure (``target_counts_of_runs`` applies the same rule in SQL)."""
+    return CACHED_FAILURE if state == JobState.CACHED.value and error_code else state
 
 
 def target_counts(session: Session, run_id: str) -> dict[str, int]:

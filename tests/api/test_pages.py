@@ -5,6 +5,7 @@ from fleet.conftest import make_catalog
 
 from api.conftest import FinishedRun
 from farm.scheduler.executors import run_local
+from farm.scheduler.planner import PlannedRun
 from farm.scheduler.service import plan_catalog
 
 
@@ -50,13 +51,18 @@ def test_unknown_pages_are_404_and_static_files_and_metrics_are_served(client: T
     assert "farm_queue_depth" in metrics.text and 'farm_jobs{state="succeeded"}' in metrics.text
 
 
-def test_the_runs_page_follows_a_running_run_and_keeps_a_finished_runs_counts(
-    client: TestClient, finished_run: FinishedRun
-) -> None:
+def _plan_a_live_run(finished_run: FinishedRun) -> PlannedRun:
+    """A new image for app-0, planned and not executed: a run with 4 of 6 targets done."""
     make_catalog(finished_run.catalog_root, apps=0, clusters=()).write_app(
         "app-0", image="ghcr.io/example/app:v3"
     )
-    _, planned = plan_catalog(finished_run.env.storage, finished_run.catalog_root)
+    return plan_catalog(finished_run.env.storage, finished_run.catalog_root)[1]
+
+
+def test_the_runs_page_follows_a_running_run_and_keeps_a_finished_runs_counts(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    planned = _plan_a_live_run(finished_run)
     running = client.get("/").text
     assert f'<tr data-run="{planned.run_id}">' in running
     assert running.count('max="6" value="4"') == 1 and running.count('max="6" value="6"') == 1
@@ -68,10 +74,7 @@ def test_the_runs_page_follows_a_running_run_and_keeps_a_finished_runs_counts(
 def test_the_run_page_shows_the_runs_whole_progress_live_and_when_its_grid_is_filtered(
     client: TestClient, finished_run: FinishedRun
 ) -> None:
-    make_catalog(finished_run.catalog_root, apps=0, clusters=()).write_app(
-        "app-0", image="ghcr.io/example/app:v3"
-    )
-    _, planned = plan_catalog(finished_run.env.storage, finished_run.catalog_root)
+    planned = _plan_a_live_run(finished_run)
     api = client.get(f"/api/runs/{planned.run_id}").json()
     assert (api["done"], api["total"], api["failed"]) == (4, 6, 2)
     progress = '<progress data-field="progress" max="6" value="4">'

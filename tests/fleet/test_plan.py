@@ -296,7 +296,7 @@ def test_the_cli_exits_2_when_something_would_render_0_when_nothing_and_1_on_an_
 def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exits_2(
     fleet_env: FleetEnv, catalog: Catalog
 ) -> None:
-    run_id = _run(fleet_env, catalog)
+    _run(fleet_env, catalog)
     (catalog.root / "applications" / "app-empty").mkdir()  # a folder without app.yaml
     plan = _plan(fleet_env, catalog)
     refused = {(r.application, r.cluster): r.code for r in plan.refused}
@@ -321,4 +321,4 @@ def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exit
             for t in targets_of_run(session, next_run)
             if t.state == "failed"
         }
-    assert failed == refused and next_run != run_id
+    assert failed == refused
