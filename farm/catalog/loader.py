@@ -10,10 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from farm.allocation import gc_paused
 from farm.catalog.fleet import Fleet, TargetRule, parse_fleet
 from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntry, Problem, Target
 from farm.core import yamlio
@@ -241,23 +243,25 @@ def _expand_targets(
     warnings = []
     for index, rule in enumerate(rules):
         matched = 0
-        for app in applications:
-            if not any(fnmatchcase(app, pattern) for pattern in rule.applications):
-                continue
-            for cluster in clusters:
-                if not any(fnmatchcase(cluster, pattern) for pattern in rule.clusters):
-                    continue
-                if any(
-                    fnmatchcase(app, e.application) and fnmatchcase(cluster, e.cluster) for e in rule.exclude
-                ):
+        chosen_clusters = [cluster for cluster in clusters if _matches_any(cluster, rule.clusters)]
+        for app in (app for app in applications if _matches_any(app, rule.applications)):
+            excluded = [e.cluster for e in rule.exclude if fnmatchcase(app, e.application)]
+            for cluster in chosen_clusters:
+                if excluded and _matches_any(cluster, excluded):
                     continue
                 targets[(app, cluster)] = Target(app, cluster, rule.namespace, rule.profile or "")
                 matched += 1
         if matched == 0:
             warnings.append(f"fleet.yaml: spec.targets[{index}] matches no (application, cluster) pair")
-    return sorted(targets.values()), warnings
+    # (application, cluster) is unique, so its order is the targets' order
+    return [targets[key] for key in sorted(targets)], warnings
 
 
+def _matches_any(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
+@gc_paused()
 def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
     """Read the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml itself); a
     file over ``max_file_bytes`` (``FARM_CATALOG_MAX_FILE_BYTES``) is refused."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.core.errors import bound_message
 from farm.evidence.canonical import digest_of
@@ -97,6 +98,7 @@ def _batches(items: list[_Planned], size: int) -> list[list[_Planned]]:
     return batches
 
 
+@gc_paused()
 def plan_run(
     storage: Storage,
     snapshot: CatalogSnapshot,

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import desc, select
 
+from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
 from farm.scheduler.fingerprint import core_version
 from farm.scheduler.planner import key_targets
@@ -204,6 +205,7 @@ def plan_entries(
     return plan
 
 
+@gc_paused()
 def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | None, *, source: str) -> Plan:
     """The plan of ``snapshot`` against ``baseline`` (None: every target is added).
 

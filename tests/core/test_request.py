@@ -4,13 +4,17 @@ that layers values files."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from farm.core.errors import ParameterError
 from farm.core.params import merge_values
 from farm.core.render import RenderRequest, ValuesLayer, render
 from farm.core.request import RequestError, decode_request, pack_requests, packed_digests, unpack_request
+from farm.evidence.canonical import canonical_json
 
 APP = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application
@@ -132,3 +136,40 @@ def test_a_pack_refuses_a_digest_it_does_not_hold_and_bytes_that_do_not_match_th
         unpack_request(forged, first.digest)
     with pytest.raises(RequestError, match="not a request pack"):
         unpack_request(first.descriptor_bytes, first.digest)
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    namespace=st.none() | _TEXT,
+    selection=_TEXT,
+    sets=st.lists(_TEXT, max_size=3),
+    sources=st.tuples(_TEXT, _TEXT, _TEXT),
+    values=st.lists(st.tuples(_TEXT, st.binary(max_size=8)), max_size=3),
+    package=st.none() | st.binary(max_size=8),
+    resolved=st.none() | st.binary(max_size=8),
+)
+def test_the_descriptor_bytes_are_the_canonical_json_of_the_descriptor(
+    namespace, selection, sets, sources, values, package, resolved
+) -> None:
+    request = RenderRequest(
+        APP,
+        PROFILE,
+        package=package,
+        values=tuple(ValuesLayer(source, data) for source, data in values),
+        sets=tuple(sets),
+        namespace=namespace,
+        selection=selection,
+        app_source=sources[0],
+        cluster_profile_source=sources[1],
+        package_source=sources[2],
+        resolved_profile=resolved,
+    )
+    assert request.descriptor_bytes == canonical_json(request.descriptor())
+    assert decode_request(request.descriptor_bytes, _documents_of(request).__getitem__) == request
+
+
+def _documents_of(request: RenderRequest) -> dict[str, bytes]:
+    return {hashlib.sha256(blob).hexdigest(): blob for blob in request.documents()}
