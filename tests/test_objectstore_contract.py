@@ -242,3 +242,14 @@ def test_the_s3_secret_access_key_is_never_shown_by_the_settings(monkeypatch: py
 def test_bad_s3_location_names_the_setting(location: str) -> None:
     with pytest.raises(ValueError, match="FARM_OBJECT_STORE"):
         parse_s3_location(location)
+
+
+def test_put_many_rewrites_a_torn_blob_a_crash_left_under_its_name_and_leaves_no_temporary_file(
+    local_store: LocalObjectStore,
+) -> None:
+    blobs = [b"first output", b"second output", b"third output"]
+    digests = local_store.put_many(blobs)
+    _overwrite_local(local_store, digests[1], b"")  # renamed into place, crashed before the flush
+    assert local_store.put_many(blobs) == digests
+    assert [local_store.get(digest) for digest in digests] == blobs
+    assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == sorted(digests)

@@ -132,9 +132,11 @@ def _describe_validation(exc: ValidationError, source: str, type_name: str) -> s
     return f"{source}: " + "; ".join(problems)
 
 
-def _decode(data: bytes | str, model: type[_Strict], source: str, type_name: str) -> Any:
+def _decode(
+    data: bytes | str, model: type[_Strict], source: str, type_name: str, memo: yamlio.DocumentMemo | None
+) -> Any:
     try:
-        raw = yamlio.load(data, source=source)
+        raw = yamlio.load(data, source=source, memo=memo)
     except yamlio.YAMLError as exc:
         raise DocumentError(str(exc)) from None
     return _validate(raw, model, source, type_name)
@@ -213,8 +215,10 @@ def load_application_data(raw: Any, source: str = "app.yaml") -> Application:
     return app
 
 
-def load_cluster_profile(data: bytes | str, source: str = "cluster.yaml") -> ClusterProfile:
-    profile: ClusterProfile = _decode(data, ClusterProfile, source, "ClusterProfile")
+def load_cluster_profile(
+    data: bytes | str, source: str = "cluster.yaml", memo: yamlio.DocumentMemo | None = None
+) -> ClusterProfile:
+    profile: ClusterProfile = _decode(data, ClusterProfile, source, "ClusterProfile", memo)
     _check_header(profile, "ClusterProfile", source)
     if not profile.metadata.name:
         raise DocumentError(f"{source}: metadata.name is required")
@@ -230,8 +234,10 @@ def load_cluster_profile(data: bytes | str, source: str = "cluster.yaml") -> Clu
     return profile
 
 
-def load_package(data: bytes | str, source: str = "kurel.yaml") -> Package:
-    package: Package = _decode(data, Package, source, "Package")
+def load_package(
+    data: bytes | str, source: str = "kurel.yaml", memo: yamlio.DocumentMemo | None = None
+) -> Package:
+    package: Package = _decode(data, Package, source, "Package", memo)
     _check_header(package, "Package", source)
     names: set[str] = set()
     for index, param in enumerate(package.spec.parameters or []):

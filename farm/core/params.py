@@ -19,11 +19,13 @@ from farm.core.fields import go_type_name
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
 
-def parse_values_file(data: bytes | str | None, source: str = "values.yaml") -> dict[str, Any]:
+def parse_values_file(
+    data: bytes | str | None, source: str = "values.yaml", memo: yamlio.DocumentMemo | None = None
+) -> dict[str, Any]:
     if data is None:
         return {}
     try:
-        values = yamlio.load(data, source=source)
+        values = yamlio.load(data, source=source, memo=memo)
     except yamlio.YAMLError as exc:
         raise ParameterError(str(exc)) from None
     if values is None:

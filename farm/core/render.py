@@ -29,17 +29,17 @@ class Rendered:
     warnings: tuple[str, ...] = ()
 
 
-def _load_app_document(request: RenderRequest) -> dict[str, Any]:
+def _load_app_document(request: RenderRequest, memo: yamlio.DocumentMemo | None) -> dict[str, Any]:
     try:
-        raw = yamlio.load(request.app, source=request.app_source)
+        raw = yamlio.load(request.app, source=request.app_source, memo=memo)
     except yamlio.YAMLError as exc:
         raise DocumentError(str(exc)) from None
     if request.package is None:
         if request.values or request.sets:
             raise ParameterError("--values and --set need a kurel.yaml beside the application")
         return raw
-    package_doc = load_package(request.package, source=request.package_source)
-    layers = [(layer.source, parse_values_file(layer.data, layer.source)) for layer in request.values]
+    package_doc = load_package(request.package, source=request.package_source, memo=memo)
+    layers = [(layer.source, parse_values_file(layer.data, layer.source, memo)) for layer in request.values]
     values, origins = merge_values(layers)
     params = resolve_parameters(package_doc, values, parse_set_flags(request.sets), origins)
     return substitute(raw, params)
@@ -50,15 +50,20 @@ def render(
     *,
     policy: Policy = DEFAULT_POLICY,
     charts: Mapping[str, ChartRender] | None = None,
+    memo: yamlio.DocumentMemo | None = None,
 ) -> Rendered:
     """Render one request (an Application for one ClusterProfile). Raises a :class:`CoreError` subclass;
     ``farm.core.charts.ChartRenderNeeded`` when a chart must be rendered first and ``charts``, the
-    chart renders the caller answered by request key, lacks it."""
+    chart renders the caller answered by request key, lacks it.
+
+    ``memo`` (a ``yamlio.DocumentMemo`` the caller keeps across renders) parses each document it
+    has seen once: a worker rendering a batch of one application's targets parses the application
+    once, and each ClusterProfile once. The bytes rendered are the same with or without it."""
     if request.namespace and not is_dns1123_label(request.namespace):
         raise ParameterError(f'namespace "{request.namespace}": must be {DNS1123_LABEL_RULE}')
-    raw = _load_app_document(request)
+    raw = _load_app_document(request, memo)
     application = load_application_data(raw, source=request.app_source)
-    cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source)
+    cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source, memo)
     objects = transform(application, cluster, namespace=request.namespace, policy=policy, charts=charts)
     warnings = () if objects else (NO_RESOURCES_WARNING,)
     text = yamlio.dump_manifests(objects)

@@ -294,11 +294,18 @@ def _check_bounds(root: yaml.Node, budget: int = MAX_NODES) -> int:
     return decoded
 
 
-def load(data: bytes | str, *, source: str = "<input>") -> Any:
+def load(data: bytes | str, *, source: str = "<input>", memo: DocumentMemo | None = None) -> Any:
     """Parse the first YAML document of ``data`` with yaml.v3 semantics.
 
-    An empty input yields None. Errors name ``source``.
+    An empty input yields None. Errors name ``source``. With ``memo``, a document already parsed
+    there is not parsed again (the caller gets its own copy, as from a new parse).
     """
+    if memo is not None:
+        return memo.load(data, source)
+    return _parse(data, source)
+
+
+def _parse(data: bytes | str, source: str) -> Any:
     loader = _V3Loader(data)
     try:
         if not loader.check_node():
@@ -316,6 +323,59 @@ def load(data: bytes | str, *, source: str = "<input>") -> Any:
         raise YAMLError(f"{source}: yaml: nesting deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
+
+
+class DocumentMemo:
+    """The documents already parsed, by their bytes and source, so a process that renders many
+    requests sharing documents (the targets of one application, a fleet's ClusterProfiles) parses
+    each once.
+
+    ``load`` hands out a fresh copy of the parsed containers every time, sharing what the parse
+    shared (an alias), so a caller may change what it gets exactly as it could a new parse. A
+    failed parse is not kept (it raises again, parsed again). Bounded: documents over
+    ``max_document_bytes`` are never kept, and the least recently used go once the kept sources
+    pass ``max_bytes`` in all.
+    """
+
+    def __init__(self, max_bytes: int = 8 << 20, max_document_bytes: int = 256 << 10) -> None:
+        self.max_bytes, self.max_document_bytes = max_bytes, max_document_bytes
+        self._parsed: dict[tuple[str, bytes | str], Any] = {}  # insertion order = recency
+        self._bytes = 0
+
+    def load(self, data: bytes | str, source: str) -> Any:
+        key = (source, data)
+        try:
+            parsed = self._parsed.pop(key)
+        except KeyError:
+            parsed = _parse(data, source)
+            if len(data) > self.max_document_bytes:
+                return parsed
+            self._bytes += len(data)
+            while self._bytes > self.max_bytes and self._parsed:
+                oldest = next(iter(self._parsed))
+                del self._parsed[oldest]
+                self._bytes -= len(oldest[1])
+        self._parsed[key] = parsed  # the most recently used last
+        return _fresh_copy(parsed, {})
+
+
+def _fresh_copy(value: Any, copies: dict[int, Any]) -> Any:
+    """A copy of the dicts and lists of a parse (its scalars are immutable), keeping shared
+    containers shared."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return value
+    copied = copies.get(id(value))
+    if copied is not None:
+        return copied
+    if kind is dict:
+        copied = copies[id(value)] = {}
+        for key, item in value.items():
+            copied[key] = _fresh_copy(item, copies)
+    else:
+        copied = copies[id(value)] = []
+        copied.extend(_fresh_copy(item, copies) for item in value)
+    return copied
 
 
 def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:

@@ -30,6 +30,7 @@ from farm.core.charts import ChartRender, ChartRenderNeeded
 from farm.core.errors import CoreError, bound_message
 from farm.core.render import render
 from farm.core.request import RenderRequest, RequestError
+from farm.core.yamlio import DocumentMemo
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import RenderProvenance, inputs_of, request_action_key
 from farm.evidence.signing import SignedOutput, sign_output
@@ -182,13 +183,18 @@ class RenderOutcome:
     seconds: float = 0.0
 
 
+# The documents this render child parsed: a batch's application is parsed once, and each
+# ClusterProfile once per child (the child lives across jobs).
+_PARSED = DocumentMemo()
+
+
 def _render_one(request: RenderRequest) -> RenderOutcome:
     """Lock check and render of one request; its errors are values (runs in the render child)."""
     started = time.perf_counter()
     charts: dict[str, ChartRender] = {}
     try:
         check_request_locks(request)  # before anything is rendered or written
-        manifests = render_with_charts(render, request, answers=charts).manifests
+        manifests = render_with_charts(render, request, answers=charts, memo=_PARSED).manifests
     except MemoryError:
         raise  # the child reports it as render.memory
     except ProfileError as error:

@@ -7,12 +7,12 @@ the only way a key is ever written twice). Every read is verified; a missing blo
 ``BlobMissingError`` and a blob whose bytes do not hash to its key raises ``BlobCorruptError``,
 both naming the digest.
 
-Local blobs are readable by their owner only (files 0400, folders 0700). Writes are atomic: the local store writes a temporary file in the same folder, fsyncs it and
-``os.replace``s it into place, then fsyncs the folder so the new name is durable before ``put``
-returns (and so before any row that points at the blob commits); an S3 PUT is never visible
-half-written, and it carries the sha256 checksum so the server refuses bytes damaged in transit.
-``put_many`` stores several blobs with the same guarantee, fsyncing each folder once for all of
-its new names instead of once per blob.
+Local blobs are readable by their owner only (files 0400, folders 0700). Writes are atomic: the
+local store writes a temporary file in the same folder, fsyncs it and ``os.replace``s it into
+place, then fsyncs the folder so the new name is durable before ``put`` returns (and so before any
+row that points at the blob commits); an S3 PUT is never visible half-written, and it carries the
+sha256 checksum so the server refuses bytes damaged in transit. ``put_many`` stores several blobs
+with one ``syncfs(2)`` before it returns, on Linux (see ``LocalObjectStore._put_batch``).
 """
 
 from __future__ import annotations
@@ -139,45 +139,68 @@ class LocalObjectStore:
         return self.put_many([data])[0]
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
-        # Several blobs are flushed with one syncfs(2) of the store's filesystem (Linux) instead of
-        # one fsync per file and folder: a journal commit per batch, not per blob.
-        batched = len(blobs) > 1 and _SYNCFS is not None
+        if len(blobs) > 1 and _SYNCFS is not None:
+            return self._put_batch(blobs)
         digests: list[str] = []
         written: dict[Path, str] = {}  # final path → its fsynced temporary file, not yet renamed
-        folders: set[Path] = set()
         try:
             for data in blobs:
                 digest = sha256_hex(data)
                 digests.append(digest)
                 path = self._path(digest)
-                if path in written:
+                if path in written or self._keep_stored_copy(digest, str(path)):
                     continue
-                if path.exists() and self._stored_copy_is_good(digest):
-                    # Refresh the age so a sweep does not take a blob that a new row is about to claim.
-                    os.utime(path)
-                    continue
-                if path.parent not in folders:
-                    make_private_folder(path.parent)
-                    folders.add(path.parent)
-                written[path] = self._write_temporary(path, data, fsync=not batched)
+                make_private_folder(path.parent)
+                written[path] = self._write_temporary(str(path), data, fsync=True)
             folders = {path.parent for path in written}  # the folders whose entries change
-            if batched and written:
-                _sync_filesystem(self.root)  # every new blob's bytes on disk, in one flush
             while written:  # renamed only once every new blob's bytes are on disk
                 path, temp_name = next(iter(written.items()))
                 os.replace(temp_name, path)
                 del written[path]
         except BaseException:
-            for temp_name in written.values():
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp_name)
+            _remove_temporaries(written.values())
             raise
-        if batched and folders:
-            _sync_filesystem(self.root)  # the renames durable: the folder entries on disk
-            return digests
         for folder in folders:  # the renames are durable only once the folder entries are on disk
             _fsync_directory(folder)
         return digests
+
+    def _put_batch(self, blobs: Sequence[bytes]) -> list[str]:
+        """Several blobs, made durable with one ``syncfs(2)`` of the store's filesystem (Linux): a
+        journal commit per batch, not an fsync per blob and folder.
+
+        Each new blob is written to a temporary file and renamed into place at once; the one
+        flush comes before this returns, so before any row that points at a blob commits. A crash
+        before the flush can leave a torn blob under its final name, but no row names it: every
+        read verifies its digest, and the next put of that digest finds the stored copy bad and
+        writes it again. A blob a twin stored meanwhile is flushed too before rows point at it.
+        """
+        folder = f"{self.root}/{KEY_PREFIX}"
+        make_private_folder(Path(folder))
+        digests: list[str] = []
+        temp_name = ""
+        try:
+            for data in blobs:
+                digest = sha256_hex(data)
+                digests.append(digest)
+                path = folder + digest
+                if self._keep_stored_copy(digest, path):
+                    continue
+                temp_name = self._write_temporary(path, data, fsync=False)
+                os.replace(temp_name, path)
+                temp_name = ""
+        except BaseException:
+            _remove_temporaries([temp_name] if temp_name else [])
+            raise
+        _sync_filesystem(self.root)
+        return digests
+
+    def _keep_stored_copy(self, digest: str, path: str) -> bool:
+        """True when ``path`` holds a good copy of the blob (its age refreshed, so a sweep does not
+        take a blob that a new row is about to claim); False when it must be written."""
+        if not os.path.exists(path) or not self._stored_copy_is_good(digest):
+            return False
+        os.utime(path)
+        return True
 
     def _stored_copy_is_good(self, digest: str) -> bool:
         try:
@@ -187,25 +210,28 @@ class LocalObjectStore:
         return True
 
     @staticmethod
-    def _write_temporary(path: Path, data: bytes, *, fsync: bool = True) -> str:
+    def _write_temporary(path: str, data: bytes, *, fsync: bool = True) -> str:
         """A temporary file beside ``path`` holding ``data`` (fsynced unless the caller flushes the
         whole filesystem itself), readable by its owner only (mode 0400, in a 0700 folder); its name.
 
         One exclusive create with the final mode: no other writer (a twin storing the same blob)
         can share the file, and no chmod follows.
         """
-        temp_name = f"{path.parent}/.tmp-{path.name[:16]}-{os.getpid()}-{next(_TEMPORARY_NAMES)}.part"
+        folder, _, name = path.rpartition("/")
+        temp_name = f"{folder}/.tmp-{name[:16]}-{os.getpid()}-{next(_TEMPORARY_NAMES)}.part"
         descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC, 0o400)
         try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                if fsync:
-                    os.fsync(handle.fileno())
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+            if fsync:
+                os.fsync(descriptor)
         except BaseException:
+            os.close(descriptor)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
             raise
+        os.close(descriptor)
         return temp_name
 
     def get(self, digest: str) -> bytes:
@@ -242,6 +268,12 @@ class LocalObjectStore:
             if is_hex_digest(path.name) and path.is_file():
                 info = path.stat()
                 yield BlobInfo(path.name, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
+
+
+def _remove_temporaries(names: Iterable[str]) -> None:
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
 
 
 def _load_syncfs() -> Any:
