@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from farm.catalog import CatalogSnapshot
 from farm.commands._support import chosen_executor, load_catalog_or_exit
@@ -30,9 +30,17 @@ from farm.store.db import session_scope
 from farm.store.runs import CACHED_FAILURE, snapshot_of_previous_run
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from farm.scheduler.planner import PlannedRun
 
-err = Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
+
+@cache
+def _err() -> Console:
+    """The console for messages and progress on stderr (rich is imported when one is shown)."""
+    from rich.console import Console
+
+    return Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
 
 
 def _open() -> Storage:
@@ -93,7 +101,7 @@ def _wait_with_progress(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err,
+        console=_err(),
         disable=not show,
     ) as progress:
         task = progress.add_task("run", total=summary.total, completed=summary.done)
@@ -214,7 +222,7 @@ def run_command(
 def runs_command(limit: int = typer.Option(20, "--limit")) -> None:
     """List the most recent runs."""
     if limit < 1:
-        err.print(f"Error: --limit: must be at least 1, got {limit}")
+        _err().print(f"Error: --limit: must be at least 1, got {limit}")
         raise typer.Exit(1)
     storage = _open()
     for run in recent_runs(storage, limit):
@@ -228,7 +236,7 @@ def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -
     try:
         summary = run_summary(storage, run_id)
     except LookupError as exc:
-        err.print(f"Error: {exc}")
+        _err().print(f"Error: {exc}")
         raise typer.Exit(1) from None
     _print_summary(summary, storage, as_json)
 
@@ -288,7 +296,7 @@ def diff_command(
     try:
         diff = diff_runs(storage, run_a, run_b)
     except LookupError as exc:
-        err.print(f"Error: {exc}")
+        _err().print(f"Error: {exc}")
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(_diff_json(diff), sort_keys=True))
@@ -307,13 +315,13 @@ def output_command(
     """Print the latest output of one target."""
     application, sep, cluster = target.partition("/")
     if not sep or not application or not cluster:
-        err.print(f"Error: target: expected APPLICATION/CLUSTER, got {target!r}")
+        _err().print(f"Error: target: expected APPLICATION/CLUSTER, got {target!r}")
         raise typer.Exit(2)
     storage = _open()
     try:
         sys.stdout.buffer.write(latest_output(storage, application, cluster))
     except LookupError as exc:
-        err.print(f"Error: {exc}")
+        _err().print(f"Error: {exc}")
         raise typer.Exit(1) from None
 
 

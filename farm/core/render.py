@@ -29,7 +29,8 @@ class Rendered:
     warnings: tuple[str, ...] = ()
 
 
-def _load_app_document(request: RenderRequest, memo: yamlio.DocumentMemo | None) -> dict[str, Any]:
+def load_app_document(request: RenderRequest, memo: yamlio.DocumentMemo | None = None) -> dict[str, Any]:
+    """The request's application document with its parameters substituted, before validation."""
     try:
         raw = yamlio.load(request.app, source=request.app_source, memo=memo)
     except yamlio.YAMLError as exc:
@@ -61,7 +62,7 @@ def render(
     once, and each ClusterProfile once. The bytes rendered are the same with or without it."""
     if request.namespace and not is_dns1123_label(request.namespace):
         raise ParameterError(f'namespace "{request.namespace}": must be {DNS1123_LABEL_RULE}')
-    raw = _load_app_document(request, memo)
+    raw = load_app_document(request, memo)
     application = load_application_data(raw, source=request.app_source)
     cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source, memo)
     objects = transform(application, cluster, namespace=request.namespace, policy=policy, charts=charts)

@@ -66,8 +66,11 @@ def require_hex_digest(text: object, what: str) -> str:
     return str(text)
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # JSON values that need no further look
+
+
 def _check_json_value(value: Any, path: str, open_containers: set[int]) -> None:
-    if value is None or isinstance(value, (str, bool, int)):
+    if type(value) in _PLAIN or isinstance(value, (str, bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -84,11 +87,14 @@ def _check_json_value(value: Any, path: str, open_containers: set[int]) -> None:
 
 
 def _check_container(value: list[Any] | dict[Any, Any], path: str, open_containers: set[int]) -> None:
+    # the path of an item is only built for an item that needs a closer look
     if isinstance(value, list):
         for index, item in enumerate(value):
-            _check_json_value(item, f"{path}[{index}]", open_containers)
+            if type(item) not in _PLAIN:
+                _check_json_value(item, f"{path}[{index}]", open_containers)
         return
     for key, item in value.items():
         if not isinstance(key, str):
             raise CanonicalJSONError(f"{path}: key {key!r} is not a string")
-        _check_json_value(item, f"{path}.{key}", open_containers)
+        if type(item) not in _PLAIN:
+            _check_json_value(item, f"{path}.{key}", open_containers)

@@ -8,8 +8,9 @@ from typing import Any
 
 from farm.core.capabilities import merge_rendering, resolve_capability
 from farm.core.documents import load_application_data
-from farm.core.render import _load_app_document
+from farm.core.render import load_app_document
 from farm.core.request import RenderRequest
+from farm.core.yamlio import DocumentMemo
 from farm.profiles.errors import ProfileError
 from farm.profiles.resolve import PRESENT, canonical
 
@@ -56,7 +57,7 @@ def _divergence(application: str, cap: str, path: str) -> ProfileError:
     )
 
 
-def check_request_locks(request: RenderRequest) -> None:
+def check_request_locks(request: RenderRequest, memo: DocumentMemo | None = None) -> None:
     """The lock check of one profiled request, before anything renders or is written: every
     trait bound to an owned capability must leave each owned path as the profile set it.
     Raises ``ProfileError`` (``profile.lock_divergence``); an unprofiled request does nothing."""
@@ -67,7 +68,7 @@ def check_request_locks(request: RenderRequest) -> None:
     capabilities = {
         key: (entry or {}).get("rendering") or {} for key, entry in envelope["capabilities"].items()
     }
-    application = load_application_data(_load_app_document(request), source=request.app_source)
+    application = load_application_data(load_app_document(request, memo), source=request.app_source)
     for component in application.spec.components or []:
         for trait in component.traits or []:
             properties = trait.properties or {}

@@ -193,7 +193,7 @@ def _render_one(request: RenderRequest) -> RenderOutcome:
     started = time.perf_counter()
     charts: dict[str, ChartRender] = {}
     try:
-        check_request_locks(request)  # before anything is rendered or written
+        check_request_locks(request, _PARSED)  # before anything is rendered or written
         manifests = render_with_charts(render, request, answers=charts, memo=_PARSED).manifests
     except MemoryError:
         raise  # the child reports it as render.memory

@@ -19,7 +19,6 @@ from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.core.errors import bound_message
 from farm.evidence.canonical import digest_of
 from farm.evidence.provenance import request_action_keys
-from farm.metrics import count_cache_lookups
 from farm.scheduler.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import session_scope
@@ -167,6 +166,8 @@ def plan_run(
             "started_at": now,
         }
         insert_run(session, run, jobs, targets)
+        from farm.metrics import count_cache_lookups  # prometheus_client, only once a run is planned
+
         count_cache_lookups(hits=len(targets) - len(to_render) - refused, misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
-import ctypes.util
 import itertools
 import os
 import secrets
@@ -278,7 +277,8 @@ def _remove_temporaries(names: Iterable[str]) -> None:
 
 def _load_syncfs() -> Any:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        # the C library already loaded into this process (find_library would run ldconfig -p)
+        libc = ctypes.CDLL(None, use_errno=True)
         return libc.syncfs
     except (OSError, AttributeError):  # not Linux: fsync per file and folder instead
         return None

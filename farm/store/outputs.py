@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Insert, Table, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from farm.evidence.keys import Signer
@@ -26,7 +25,7 @@ from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
 from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
 from farm.store.objects import ObjectStore
-from farm.store.repository import ensure_signer
+from farm.store.repository import ensure_signer, insert_ignoring
 from farm.store.runs import cached_outputs, chunks
 
 
@@ -50,12 +49,7 @@ def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
 
 
 def _insert_ignoring(session: Session, table: Table) -> Insert:
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing()
-    raise RuntimeError(f"unsupported database dialect {dialect!r}")
+    return insert_ignoring(session.get_bind().dialect.name, table)
 
 
 def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:

@@ -11,7 +11,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Insert, Row, Table, or_, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -48,17 +47,26 @@ def insert_ignoring_conflict_returning(
 
 
 @lru_cache(maxsize=64)
+def insert_ignoring(dialect: str, table: Table) -> Insert:
+    """``INSERT … ON CONFLICT DO NOTHING`` into ``table`` for ``dialect``, built once per table.
+
+    The dialect's module is imported on first use: a SQLite farm never loads PostgreSQL's."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        from sqlalchemy.dialects import sqlite
+
+        return sqlite.insert(table).on_conflict_do_nothing()
+    raise RuntimeError(f"unsupported database dialect {dialect!r}")
+
+
+@lru_cache(maxsize=64)
 def _insert_ignoring_statement(dialect: str, table: Table, returning: tuple[str, ...]) -> Insert:
     """Built once per table: the values are bound at execution, so the compiled form is cached too."""
-    statement: Insert
-    if dialect == "postgresql":
-        statement = postgresql.insert(table).on_conflict_do_nothing()
-    elif dialect == "sqlite":
-        statement = sqlite.insert(table).on_conflict_do_nothing()
-    else:
-        raise RuntimeError(f"unsupported database dialect {dialect!r}")
     columns = [table.c[name] for name in returning] if returning else list(table.primary_key.columns)
-    return statement.returning(*columns)
+    return insert_ignoring(dialect, table).returning(*columns)
 
 
 def one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[bool]:
