@@ -6,7 +6,9 @@ statefulset components with expose and scaler traits (the statefulset exposed th
 authored headless Service); ingress and gateway clusters) and measures,
 in one run:
 
-- core-only: ``farm.core.render.render`` over the same targets, one after the other, in this process;
+- core-only: ``farm.core.render.render`` over the same targets, one after the other, in this process
+  (the baseline of every ratio); and again through one ``DocumentMemo``, each document parsed
+  once, as the farm's workers render (the local ratio to it is printed beside);
 - ``farm run`` with the local executor (embedded SQLite under a temporary FARM_HOME, process pool
   on every core);
 - ``farm run`` with the Celery executor: one worker with 2 pool processes, a PostgreSQL database
@@ -240,9 +242,12 @@ def write_catalog(root: Path, targets: int, clusters: int) -> list[Target]:
     return pairs[:targets]
 
 
-def time_core_only(root: Path, targets: list[Target]) -> float:
-    """Render every target with the core alone, in this process, one after the other."""
+def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float]:
+    """Render every target with the core alone, in this process, one after the other: each
+    render parsing its documents afresh (``farm build``'s way, the baseline every ratio uses), and
+    again through one document memo, as a farm worker renders (each document parsed once)."""
     from farm.core.render import RenderRequest, render
+    from farm.core.yamlio import DocumentMemo
 
     cache: dict[Path, bytes] = {}
 
@@ -272,7 +277,12 @@ def time_core_only(root: Path, targets: list[Target]) -> float:
     start = time.perf_counter()
     for request in requests:
         render(request)
-    return time.perf_counter() - start
+    fresh = time.perf_counter() - start
+    memo = DocumentMemo()
+    start = time.perf_counter()
+    for request in requests:
+        render(request, memo=memo)
+    return fresh, time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------
@@ -606,8 +616,12 @@ def main() -> int:
         clusters = len({t.cluster for t in targets})
         print(f"{n} targets: {applications} applications × {clusters} ClusterProfiles; {cores} cores")
 
-        core_seconds = time_core_only(catalog, targets)
+        core_seconds, core_memo_seconds = time_core_only(catalog, targets)
         print(f"core only, 1 process:          {core_seconds:8.2f} s  ({n / core_seconds:.0f} renders/s)")
+        print(
+            f"  with a document memo:        {core_memo_seconds:8.2f} s  ({n / core_memo_seconds:.0f} renders/s, "
+            "each document parsed once, as a worker renders)"
+        )
 
         # Local executor: embedded SQLite under a temporary FARM_HOME, a process per core.
         batch = {"FARM_BATCH_SIZE": str(options.batch_size)} if options.batch_size else {}
@@ -619,7 +633,8 @@ def main() -> int:
         local_floor = core_seconds / cores
         print(
             f"farm run, local ({cores} procs):     {local_seconds:8.2f} s  "
-            f"ratio {local_seconds / local_floor:.2f}"
+            f"ratio {local_seconds / local_floor:.2f} "
+            f"({local_seconds / (core_memo_seconds / cores):.2f} to the core with a document memo)"
         )
         print(
             f"  no-change re-run:            {local_rerun_seconds:8.2f} s  "
@@ -639,6 +654,8 @@ def main() -> int:
             "batch_size": options.batch_size or None,
             "core_only_seconds": round(core_seconds, 3),
             "core_renders_per_second": round(n / core_seconds, 1),
+            "core_memo_seconds": round(core_memo_seconds, 3),
+            "local_ratio_to_memo_core": round(local_seconds / (core_memo_seconds / cores), 2),
             "local_processes": cores,
             "local_seconds": round(local_seconds, 3),
             "local_ratio": round(local_seconds / local_floor, 2),
