@@ -108,10 +108,20 @@ def _root() -> None:
 def main() -> None:
     """Run ``farm``; a known failure left unhandled by its command (a service unreachable, a
     missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/_errors.py)."""
-    if sys.argv[1:2] == ["run"]:
+    running = sys.argv[1:2] == ["run"]
+    if running:
         from farm.scheduler.warmup import warm_local_workers
 
         warm_local_workers(sys.argv[2:])  # the pool's workers load while this process plans
+    try:
+        _run_app()
+    except SystemExit as done:
+        if running:
+            _leave_now(done.code)
+        raise
+
+
+def _run_app() -> None:
     try:
         app()
     except Exception as error:
@@ -122,6 +132,34 @@ def main() -> None:
             raise
         sys.stderr.write(f"Error: {message}\n")
         raise SystemExit(1) from None
+
+
+def _leave_now(code: object) -> None:
+    """End ``farm run`` without the interpreter's teardown: freeing the catalog, the plan and the
+    imported stacks object by object took about 0.1 s, a sixth of a no-change re-run. Every
+    exit handler still runs (the forkserver stopped, logs flushed) and everything the command
+    wrote is with the kernel already (SQLite's and the object store's writes are system calls,
+    made durable where the farm needs it before this point). With another thread still running,
+    the interpreter exits as usual."""
+    import atexit
+    import contextlib
+    import os
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a reader that went away (farm run | head)
+            stream.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":
