@@ -14,7 +14,14 @@ import typer
 from farm.catalog import CatalogSnapshot
 from farm.commands._support import chosen_executor, load_catalog_or_exit
 from farm.logs import configure_json_logging_if_asked
-from farm.scheduler.progress import RunSummary, finalize_run_if_done, jobs_taken, run_summary
+from farm.scheduler.progress import (
+    RunSummary,
+    finalize_run_if_done,
+    has_open_jobs,
+    jobs_taken,
+    run_progress,
+    run_summary,
+)
 from farm.scheduler.service import (
     RunDiff,
     diff_runs,
@@ -85,17 +92,27 @@ def _stuck(summary: RunSummary, waited: float) -> str:
 
 
 def _wait_with_progress(
-    storage: Storage, run_id: str, show: bool, timeout: float | None = None, poll: float = 0.25
+    storage: Storage,
+    run_id: str,
+    show: bool,
+    timeout: float | None = None,
+    poll: float = 0.05,
+    refresh: float = 0.25,
 ) -> RunSummary:
-    """Poll until every target is done; past ``timeout`` seconds raise TimeoutError (the message
-    says how many are still queued). Says once when no worker has taken a job for a while."""
+    """Wait until every target is done; past ``timeout`` seconds raise TimeoutError (the message
+    says how many are still queued). Says once when no worker has taken a job for a while.
+
+    Every ``poll`` seconds one indexed probe asks whether a job of the run is still open, so the
+    command returns within ``poll`` of the last job; the counts the progress bar shows are read
+    every ``refresh`` seconds."""
     started = time.monotonic()
-    summary = run_summary(storage, run_id)
+    summary = run_progress(storage, run_id)
     if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
         return _final_summary(storage, run_id)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     warned = False
+    refreshed = started
     with Progress(
         TextColumn("rendering"),
         BarColumn(),
@@ -105,10 +122,10 @@ def _wait_with_progress(
         disable=not show,
     ) as progress:
         task = progress.add_task("run", total=summary.total, completed=summary.done)
-        while summary.done < summary.total:
+        while has_open_jobs(storage, run_id):
             waited = time.monotonic() - started
             if timeout is not None and waited >= timeout:
-                raise TimeoutError(_stuck(summary, round(waited)))
+                raise TimeoutError(_stuck(run_progress(storage, run_id), round(waited)))
             if not warned and waited >= NO_WORKER_WARNING_SECONDS and not jobs_taken(storage, run_id):
                 warned = True
                 typer.echo(
@@ -117,8 +134,9 @@ def _wait_with_progress(
                     err=True,
                 )
             time.sleep(poll)
-            summary = run_summary(storage, run_id)
-            progress.update(task, completed=summary.done)
+            if show and time.monotonic() - refreshed >= refresh:
+                refreshed = time.monotonic()
+                progress.update(task, completed=run_progress(storage, run_id).done)
     return _final_summary(storage, run_id)
 
 

@@ -97,6 +97,12 @@ def fail_run(storage: Storage, run_id: str, message: str) -> None:
     finalize_run_if_done(storage, run_id)
 
 
+def has_open_jobs(storage: Storage, run_id: str) -> bool:
+    """Whether a job of the run is still queued or running (one indexed probe)."""
+    with read_scope(storage.sessions) as session:
+        return run_has_open_jobs(session, run_id)
+
+
 def jobs_taken(storage: Storage, run_id: str) -> int:
     """How many jobs of the run a worker has claimed at least once."""
     with read_scope(storage.sessions) as session:
