@@ -121,21 +121,21 @@ def test_a_mistyped_command_is_refused_with_a_suggestion() -> None:
     assert "No such command 'bild'. Did you mean 'build'?" in result.output
 
 
-def test_farm_run_leaves_without_the_interpreter_teardown_yet_runs_exit_handlers_and_keeps_its_status(
+def test_farm_run_and_plan_leave_without_the_interpreter_teardown_yet_run_exit_handlers_and_keep_their_status(
     tmp_path: Path,
 ) -> None:
-    """``farm run`` ends with ``os._exit`` after its exit handlers: an exit handler still writes,
-    a finalizer of the teardown does not run, the JSON summary is whole, and a failure still exits
-    1 with its one ``Error:`` line."""
+    """``farm run`` and ``farm plan`` end with ``os._exit`` after their exit handlers: an exit
+    handler still writes, a finalizer of the teardown does not run, the JSON summary is whole, a
+    failure still exits 1 with its one ``Error:`` line, and a plan with work still exits 2."""
 
-    def farm_run(*args: str) -> subprocess.CompletedProcess[bytes]:
+    def farm(*args: str) -> subprocess.CompletedProcess[bytes]:
         probe = (
             "import atexit, runpy, sys\n"
             "class TornDown:\n"
             f"    def __del__(self): open({str(tmp_path / 'torn-down')!r}, 'w').close()\n"
             "marker = TornDown()\n"
             f"atexit.register(lambda: open({str(tmp_path / 'handled')!r}, 'w').close())\n"
-            f"sys.argv = ['farm', 'run', *{list(args)!r}]\n"
+            f"sys.argv = ['farm', *{list(args)!r}]\n"
             "runpy.run_module('farm', run_name='__main__', alter_sys=True)\n"
         )
         env = {key: value for key, value in os.environ.items() if not key.startswith("FARM_")}
@@ -143,12 +143,20 @@ def test_farm_run_leaves_without_the_interpreter_teardown_yet_runs_exit_handlers
             [sys.executable, "-c", probe], capture_output=True, cwd=tmp_path, env=env, check=False
         )
 
-    done = farm_run(str(ROOT / "examples" / "fleet"), "--json")
+    def handled_without_teardown() -> bool:
+        handled = (tmp_path / "handled").exists() and not (tmp_path / "torn-down").exists()
+        (tmp_path / "handled").unlink(missing_ok=True)
+        return handled
+
+    planned = farm("plan", str(ROOT / "examples" / "fleet"), "--json")
+    assert planned.returncode == 2, planned.stderr.decode()[-2000:]
+    assert json.loads(planned.stdout)["render"] == 31
+    assert handled_without_teardown()
+    done = farm("run", str(ROOT / "examples" / "fleet"), "--json")
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert json.loads(done.stdout)["counts"]["succeeded"] == 31
-    assert (tmp_path / "handled").exists() and not (tmp_path / "torn-down").exists()
-    (tmp_path / "handled").unlink()
-    failed = farm_run(str(tmp_path / "no-such-catalog"))
+    assert handled_without_teardown()
+    failed = farm("run", str(tmp_path / "no-such-catalog"))
     assert failed.returncode == 1
     assert failed.stderr.decode().count("Error: ") == 1 and "Traceback" not in failed.stderr.decode()
-    assert (tmp_path / "handled").exists() and not (tmp_path / "torn-down").exists()
+    assert handled_without_teardown()
