@@ -13,6 +13,8 @@ from farm.core.errors import CoreError
 from farm.core.render import RenderRequest, ValuesLayer, render
 from farm.core.yamlio import DocumentMemo
 
+from .test_golden import _args as golden_args
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_CASES = ROOT.parent / "shared" / "conformance" / "cases"
 CASE_FOLDERS = sorted(
@@ -59,18 +61,15 @@ def test_the_memo_keeps_at_most_its_byte_bound_and_never_a_document_over_its_siz
 
 
 def _request(case: Path) -> RenderRequest:
-    package, values, args = case / "kurel.yaml", case / "values.yaml", case / "args"
-    sets = tuple(
-        line.split(" ", 1)[1]
-        for line in (args.read_text().splitlines() if args.exists() else ())
-        if line.startswith("--set ")
-    )
+    package, values = case / "kurel.yaml", case / "values.yaml"
+    options = golden_args(case)  # the case's --set and -n flags, read as the golden suite reads them
     return RenderRequest(
         (case / "app.yaml").read_bytes(),
         (case / "cluster.yaml").read_bytes(),
         package=package.read_bytes() if package.exists() else None,
         values=(ValuesLayer("values.yaml", values.read_bytes()),) if values.exists() else (),
-        sets=sets,
+        sets=tuple(options["sets"]),
+        namespace=options.get("namespace"),
     )
 
 
