@@ -306,6 +306,23 @@ def make_inputs(application: str = "web", profile: str = "prod", selection: str 
     )
 
 
+def overwrite_envelope(sessions: sessionmaker[Session], evidence_id: int, data: bytes | None) -> None:
+    """What an attacker with write access to the database does to an evidence record: get past
+    the append-only trigger and replace the envelope the row holds."""
+    with sessions.begin() as session:
+        postgres = session.get_bind().dialect.name == "postgresql"
+        if postgres:
+            session.execute(text("ALTER TABLE evidence_records DISABLE TRIGGER USER"))
+        else:
+            session.execute(text("DROP TRIGGER IF EXISTS evidence_records_append_only_update"))
+        session.execute(
+            text("UPDATE evidence_records SET envelope = :data WHERE id = :id"),
+            {"data": data, "id": evidence_id},
+        )
+        if postgres:
+            session.execute(text("ALTER TABLE evidence_records ENABLE TRIGGER USER"))
+
+
 @dataclass(frozen=True)
 class OutputRecord:
     """What one stored render left behind, for the tests to look at."""
@@ -407,6 +424,16 @@ class Fleet:
             )
         record = OutputRecord(signed.output_digest, signed.envelope_digest, signed.action_key, evidence_id)
         return run_id, target_id, record
+
+    def envelope(self, evidence_id: int) -> bytes:
+        """The envelope bytes an evidence record holds in its row."""
+        with self.sessions() as session:
+            envelope = session.scalar(select(EvidenceRecord.envelope).where(EvidenceRecord.id == evidence_id))
+        assert envelope is not None, f"evidence record {evidence_id} holds no envelope"
+        return envelope
+
+    def overwrite_envelope(self, evidence_id: int, data: bytes | None) -> None:
+        overwrite_envelope(self.sessions, evidence_id, data)
 
 
 @pytest.fixture

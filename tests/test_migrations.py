@@ -10,7 +10,8 @@ import typer
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from conftest_store import DATABASES, DatabaseFactory
-from sqlalchemy import inspect
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 from typer.testing import CliRunner
 
 from farm.store import migrate
@@ -136,3 +137,52 @@ def test_upgrade_embedded_only_touches_the_embedded_database(tmp_path: Path) -> 
     other_url = f"sqlite:///{tmp_path / 'shared.db'}"
     assert not migrate.upgrade_embedded(load_settings(home=tmp_path / ".farm", database_url=other_url))
     assert _tables(other_url) == set()
+
+
+def _insert_evidence_row(engine: Engine, envelope: bytes | None = None) -> None:
+    columns = "envelope_digest, statement_digest, subject_name, subject_digest, predicate_type, signer_keyid, created_at"
+    values = ":digest, :digest, 'render:web/prod', :digest, 'p', 'k', CURRENT_TIMESTAMP"
+    if envelope is not None:
+        columns, values = f"{columns}, envelope", f"{values}, :envelope"
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO signers (keyid, public_key_pem, trusted, first_seen_at) VALUES ('k', 'pem', true, CURRENT_TIMESTAMP)"
+            )
+        )
+        connection.execute(
+            text(f"INSERT INTO evidence_records ({columns}) VALUES ({values})"),
+            {"digest": "a" * 64, "envelope": envelope},
+        )
+
+
+def test_moving_envelopes_into_rows_keeps_older_rows_and_the_append_only_triggers(empty_url: str) -> None:
+    migrate.upgrade(empty_url, "0009")
+    engine = create_farm_engine(empty_url)
+    try:
+        _insert_evidence_row(engine)  # written by revision 0009: its envelope is a blob
+        migrate.upgrade(empty_url)
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT envelope FROM evidence_records")).scalar_one() is None
+        with pytest.raises(DBAPIError, match="append-only"), engine.begin() as connection:
+            connection.execute(text("UPDATE evidence_records SET envelope = :data"), {"data": b"forged"})
+    finally:
+        engine.dispose()
+
+
+def test_downgrading_below_envelopes_in_rows_is_refused_while_a_row_holds_one(empty_url: str) -> None:
+    migrate.upgrade(empty_url)
+    engine = create_farm_engine(empty_url)
+    try:
+        _insert_evidence_row(engine, envelope=b'{"payload": ""}')
+    finally:
+        engine.dispose()
+    with pytest.raises(RuntimeError, match="1 evidence records hold their envelope in the row"):
+        migrate.downgrade(empty_url, "0009")
+    engine = create_farm_engine(empty_url)
+    try:
+        assert migrate.current_revision(engine) == migrate.HEAD_REVISION
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT envelope FROM evidence_records")).scalar_one() is not None
+    finally:
+        engine.dispose()

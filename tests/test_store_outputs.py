@@ -32,11 +32,15 @@ def _count(sessions: sessionmaker[Session], model: type) -> int:
         return session.scalar(select(func.count()).select_from(model)) or 0
 
 
-def test_a_stored_output_has_blobs_rows_and_signed_provenance(fleet: Fleet, trusted: TrustedSigners) -> None:
+def test_a_stored_output_has_its_blob_and_rows_and_its_evidence_row_holds_the_signed_envelope(
+    fleet: Fleet, trusted: TrustedSigners
+) -> None:
     _, target_id, record = fleet.render(MANIFESTS)
     assert record.output_digest == sha256_hex(MANIFESTS)
     assert fleet.objects.get(record.output_digest) == MANIFESTS
-    envelope = parse_envelope(fleet.objects.get(record.envelope_digest))
+    assert not fleet.objects.exists(record.envelope_digest)  # no blob of its own: it is in the row
+    assert sha256_hex(fleet.envelope(record.evidence_id)) == record.envelope_digest
+    envelope = parse_envelope(fleet.envelope(record.evidence_id))
     statement = parse_statement(envelope.payload)
     assert statement.subjects[0].sha256 == record.output_digest
     with fleet.sessions() as session:
@@ -68,7 +72,7 @@ def test_recording_the_same_output_again_writes_no_new_row(fleet: Fleet) -> None
     assert _record(fleet, fleet.sign(MANIFESTS, target_id, make_inputs(), "web", "prod")) == {}
     counts = [_count(fleet.sessions, model) for model in (RenderOutput, EvidenceRecord, ActionCacheEntry)]
     assert counts == [1, 1, 1]
-    assert len(list(fleet.objects.list_blobs())) == 3  # output, envelope, the request
+    assert len(list(fleet.objects.list_blobs())) == 2  # the output and the request
 
 
 def test_two_action_keys_with_identical_bytes_share_one_output(fleet: Fleet) -> None:
@@ -115,7 +119,7 @@ def test_outputs_on_s3(
     with sessions() as session:
         assert audit.verify_output(session, s3_store, trusted, record.output_digest) == []
     stored = {blob.digest for blob in s3_store.list_blobs()}
-    assert stored == {record.output_digest, record.envelope_digest, make_inputs().request_digest}
+    assert stored == {record.output_digest, make_inputs().request_digest}
 
 
 # --- a crash between the blob writes and the row writes ---------------------------------------
@@ -162,8 +166,8 @@ def test_a_crash_before_commit_leaves_blobs_without_rows_never_rows_without_blob
     assert _count(cli_fleet.sessions, RenderOutput) == 1
     assert _count(cli_fleet.sessions, EvidenceRecord) == 1
     stored = {blob.digest for blob in cli_fleet.objects.list_blobs()}
-    orphans = stored - {kept.output_digest, kept.envelope_digest, make_inputs().request_digest}
-    assert sha256_hex(b"kind: Crash\n") in orphans and len(orphans) == 2
+    orphans = stored - {kept.output_digest, make_inputs().request_digest}
+    assert orphans == {sha256_hex(b"kind: Crash\n")}  # its envelope was to go into the row
 
     report = CliRunner().invoke(storage_cli, ["gc", "--dry-run", "--grace-seconds", "0"], env=farm_env)
     assert report.exit_code == 0, report.output
@@ -197,8 +201,7 @@ def test_gc_reports_orphans_both_ways_and_sweeps_only_old_unreferenced_blobs(
     swept = runner.invoke(storage_cli, ["gc", "--grace-seconds", "0"], env=farm_env)
     assert f"orphan blob sha256/{orphan}" in swept.output and "removed" in swept.output
     assert not cli_fleet.objects.exists(orphan)
-    for digest in (first.output_digest, first.envelope_digest, second.envelope_digest):
-        assert cli_fleet.objects.exists(digest)
+    assert cli_fleet.objects.exists(first.output_digest)
 
 
 def test_sweep_counts_every_blob_reference_column(fleet: Fleet) -> None:
@@ -210,9 +213,12 @@ def test_sweep_counts_every_blob_reference_column(fleet: Fleet) -> None:
         references = audit.referenced_blobs(session)
     assert references == {
         record.output_digest: ["render_outputs.digest"],
-        record.envelope_digest: ["evidence_records.envelope_digest"],
         make_inputs().request_digest: ["render_targets.request_digest"],
     }
+    fleet.overwrite_envelope(record.evidence_id, None)  # as a row written before revision 0010
+    with fleet.sessions() as session:
+        references = audit.referenced_blobs(session)
+    assert references[record.envelope_digest] == ["evidence_records.envelope_digest"]
 
 
 def test_bad_grace_period_is_refused(storage_cli: typer.Typer, farm_env: dict[str, str]) -> None:

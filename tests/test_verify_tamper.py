@@ -89,16 +89,38 @@ def test_a_deleted_blob(cli_fleet: Fleet, farm_env: dict[str, str], storage_cli:
 def test_a_replaced_envelope(cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer) -> None:
     _, record = _rendered(cli_fleet)
     _, _, other = cli_fleet.render(b"kind: Other\n", application="api")
-    replacement = cli_fleet.objects.get(other.envelope_digest)  # validly signed, but for other bytes
-    _blob_path(cli_fleet, record.envelope_digest).write_bytes(replacement)
+    replacement = cli_fleet.envelope(other.evidence_id)  # validly signed, but for other bytes
+    cli_fleet.overwrite_envelope(record.evidence_id, replacement)
     result = _verify(storage_cli, farm_env, "--all")
     assert result.exit_code == 1
     assert (
         f"FAIL envelope.corrupt: output {record.output_digest}, evidence {record.evidence_id}"
         in result.output
     )
-    assert f"blob sha256/{record.envelope_digest}" in result.output
+    assert (
+        f"sha256/{record.envelope_digest} in the row of evidence record {record.evidence_id}" in result.output
+    )
+    assert f"hash to sha256 {other.envelope_digest}" in result.output
     assert f"ok   output {other.output_digest}" in result.output
+
+
+def test_an_envelope_blob_of_a_record_written_before_envelopes_moved_into_rows_is_still_checked(
+    cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer
+) -> None:
+    _, record = _rendered(cli_fleet)
+    envelope = cli_fleet.envelope(record.evidence_id)
+    # the same evidence as a row of revision 0009 wrote it: no envelope in the row, a blob instead
+    cli_fleet.overwrite_envelope(record.evidence_id, None)
+    assert cli_fleet.objects.put(envelope) == record.envelope_digest
+    assert _verify(storage_cli, farm_env, "--all").exit_code == 0
+    _blob_path(cli_fleet, record.envelope_digest).write_bytes(b"{}")
+    result = _verify(storage_cli, farm_env, "--all")
+    assert result.exit_code == 1
+    assert f"FAIL envelope.corrupt: output {record.output_digest}" in result.output
+    assert f"blob sha256/{record.envelope_digest} in" in result.output
+    cli_fleet.objects.delete(record.envelope_digest)
+    result = _verify(storage_cli, farm_env, "--all")
+    assert f"FAIL envelope.missing: output {record.output_digest}" in result.output
 
 
 def _forge_record(
@@ -164,7 +186,7 @@ def test_every_failure_is_listed_not_just_the_first(
     _, first = _rendered(cli_fleet)
     _, _, second = cli_fleet.render(b"kind: Second\n", application="api")
     cli_fleet.objects.delete(first.output_digest)
-    _blob_path(cli_fleet, second.envelope_digest).write_bytes(b"{}")
+    cli_fleet.overwrite_envelope(second.evidence_id, b"{}")
     result = _verify(storage_cli, farm_env, "--all")
     assert result.exit_code == 1
     assert f"FAIL blob.missing: output {first.output_digest}" in result.output

@@ -32,6 +32,7 @@ from farm.store.audit_records import record_audit
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import EvidenceRecord
+from farm.store.outputs import evidence_envelope
 from farm.store.runs import TargetRow, newest_runs, targets_of_run
 from farm.store.snapshots import RequestReader
 
@@ -83,12 +84,15 @@ def cached_targets(storage: Storage, run_id: str) -> list[TargetRow]:
 
 def _signed_core(storage: Storage, digest: str) -> str:
     with storage.sessions() as session:
-        envelope_digest = session.scalar(
-            select(EvidenceRecord.envelope_digest).where(EvidenceRecord.subject_digest == digest).limit(1)
+        record = session.scalar(
+            select(EvidenceRecord)
+            .where(EvidenceRecord.subject_digest == digest)
+            .order_by(EvidenceRecord.id)
+            .limit(1)
         )
-    if envelope_digest is None:
+    if record is None:
         return ""
-    statement = parse_statement(parse_envelope(storage.objects.get(envelope_digest)).payload)
+    statement = parse_statement(parse_envelope(evidence_envelope(storage.objects, record)).payload)
     return parse_render_provenance(statement).inputs.core_version
 
 

@@ -6,8 +6,8 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   its digest (``blob.corrupt``, which also catches truncation);
 - at least one evidence record vouches for it (``evidence.missing``), and every action-cache
   entry for it points at one of those records (``evidence.not_linked``);
-- each evidence record's envelope blob is there and intact (``envelope.missing``,
-  ``envelope.corrupt``) and passes ``farm.evidence.verify.verify_render_evidence``: a signature by
+- each evidence record's envelope (held in its row, or an older row's blob) is there and intact
+  (``envelope.missing``, ``envelope.corrupt``) and passes ``farm.evidence.verify.verify_render_evidence``: a signature by
   a trusted key, a statement whose subject is the output digest, a coherent provenance whose action
   key is the recorded one;
 - every target and action-cache entry pointing at the output is bound to it by the signed action
@@ -41,6 +41,7 @@ from farm.store.models import (
     RenderTarget,
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
+from farm.store.outputs import evidence_envelope
 from farm.store.runs import targets_of_run
 from farm.store.snapshots import manifest_references
 
@@ -149,7 +150,7 @@ def _verify_record(
 ) -> tuple[RenderProvenance | None, list[Failure]]:
     target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
     try:
-        envelope_bytes = objects.get(record.envelope_digest)
+        envelope_bytes = evidence_envelope(objects, record)
     except BlobMissingError as error:
         return None, [Failure("envelope.missing", target, str(error))]
     except BlobCorruptError as error:

@@ -27,6 +27,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -262,7 +263,9 @@ class FailedAction(Base):
 
 
 class EvidenceRecord(Base):
-    """A signed statement, stored as a DSSE envelope blob. Append-only: triggers refuse UPDATE/DELETE."""
+    """A signed statement about a render output: its DSSE envelope is held in the row (``envelope``,
+    whose sha256 is ``envelope_digest``); a row written before revision 0010 has no ``envelope``
+    and names a blob instead. Append-only: triggers refuse UPDATE/DELETE."""
 
     __tablename__ = "evidence_records"
 
@@ -280,6 +283,7 @@ class EvidenceRecord(Base):
     cluster_profile: Mapped[str | None] = mapped_column(String(253))
     selection: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class ActionCacheEntry(Base):
@@ -459,7 +463,8 @@ BLOB_REFERENCES = tuple(
         (Application.blob_digest, None),
         (ClusterProfile.blob_digest, None),
         (RenderOutput.digest, None),
-        (EvidenceRecord.envelope_digest, None),
+        # an envelope is a blob of its own only on a row written before revision 0010
+        (EvidenceRecord.envelope_digest, EvidenceRecord.envelope.is_(None)),
         (RenderTarget.request_pack, None),
         # a request is a blob of its own only on a row written before request packs
         (RenderTarget.request_digest, RenderTarget.request_pack.is_(None)),

@@ -1,10 +1,14 @@
 """Persisting signed outputs: the one write path for render results.
 
-Order: ``put_signed`` makes a batch's manifests and envelopes durable in object storage (one
-``put_many``), then ``record_outputs`` writes the rows (outputs, signer, evidence records,
-action-cache entries) in the caller's transaction, the same one that records the batch's
-targets. A crash between the two leaves blobs without rows, never a row without its blob;
-``farm gc`` sweeps such blobs.
+Order: ``put_signed`` makes a batch's manifests durable in object storage (one ``put_many``),
+then ``record_outputs`` writes the rows (outputs, signer, evidence records, action-cache entries)
+in the caller's transaction, the same one that records the batch's targets. A crash between the
+two leaves blobs without rows, never a row without its blob; ``farm gc`` sweeps such blobs.
+
+An evidence record holds its DSSE envelope in the row (``evidence_envelope`` reads it): a signed
+envelope is a small document only ever read through its record, so it is written with the
+record, in the same transaction, rather than as a file or an object-store PUT of its own per
+target. Rows written before revision 0010 name an envelope blob instead, which is still read.
 
 Idempotent: an output already stored keeps its row; an action key already in the cache keeps its
 entry. The same action key producing *different* bytes is a determinism violation, reported per
@@ -20,11 +24,12 @@ from datetime import datetime
 from sqlalchemy import Insert, Table, select
 from sqlalchemy.orm import Session
 
+from farm.evidence.canonical import sha256_hex
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
 from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
-from farm.store.objects import ObjectStore
+from farm.store.objects import BlobCorruptError, ObjectStore
 from farm.store.repository import ensure_signer, insert_ignoring
 from farm.store.runs import cached_outputs, chunks
 
@@ -43,9 +48,25 @@ class NondeterministicOutputError(RuntimeError):
 
 
 def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
-    """Every manifest and envelope of ``outputs`` durable in object storage; touches no database."""
+    """Every manifest of ``outputs`` durable in object storage; touches no database (the envelopes
+    go into their evidence rows)."""
     if outputs:
-        objects.put_many([blob for output in outputs for blob in (output.manifests, output.envelope)])
+        objects.put_many([output.manifests for output in outputs])
+
+
+def evidence_envelope(objects: ObjectStore, record: EvidenceRecord) -> bytes:
+    """The DSSE envelope of ``record``, checked against its ``envelope_digest``: the bytes held in
+    the row, or for a row written before revision 0010, the blob it names. Raises
+    ``BlobCorruptError`` when the bytes do not hash to the digest, ``BlobMissingError`` when an
+    older row's blob is gone."""
+    if record.envelope is None:
+        return objects.get(record.envelope_digest)
+    actual = sha256_hex(record.envelope)
+    if actual != record.envelope_digest:
+        raise BlobCorruptError(
+            record.envelope_digest, actual, len(record.envelope), f"the row of evidence record {record.id}"
+        )
+    return record.envelope
 
 
 def _insert_ignoring(session: Session, table: Table) -> Insert:
@@ -115,6 +136,7 @@ def _evidence_row(output: SignedOutput, now: datetime) -> dict[str, object]:
     provenance = output.provenance
     return {
         "envelope_digest": output.envelope_digest,
+        "envelope": output.envelope,
         "statement_digest": output.statement_digest,
         "subject_name": provenance.subject_name,
         "subject_digest": output.output_digest,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from conftest_store import overwrite_envelope
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from api.conftest import FinishedRun
+from farm.store.models import EvidenceRecord
 
 
 def _output_digest(client: TestClient, run_id: str) -> str:
@@ -35,9 +38,11 @@ def test_a_tampered_envelope_makes_the_signature_invalid_with_the_reason(
 ) -> None:
     digest = _output_digest(client, finished_run.run_id)
     envelope = client.get(f"/api/outputs/{digest}/evidence").json()["provenance"][0]["envelope_digest"]
-    path = finished_run.env.storage.objects.root / "sha256" / envelope
-    path.chmod(0o644)
-    path.write_bytes(path.read_bytes().replace(b'"sig"', b'"sig" '))
+    sessions = finished_run.env.storage.sessions
+    with sessions() as session:
+        record = session.scalar(select(EvidenceRecord).where(EvidenceRecord.envelope_digest == envelope))
+    assert record is not None and record.envelope is not None
+    overwrite_envelope(sessions, record.id, record.envelope.replace(b'"sig"', b'"sig" '))
     body = client.get(f"/api/outputs/{digest}/evidence").json()
     assert body["signature"] == "invalid"
     assert body["failures"][0]["code"] == "envelope.corrupt" and envelope in body["failures"][0]["message"]
