@@ -20,7 +20,8 @@ The entry points for the scheduler and the workers:
 - ``snapshots.persist_snapshot(...)``: documents, request packs and the manifest as blobs,
   then the rows; ``snapshots.RequestReader(objects).request(digest, pack)``: a verified ``RenderRequest``.
 - ``outputs.put_signed(objects, outputs)`` then ``outputs.record_outputs(session, signer, outputs)``:
-  a batch's blobs durable, then its rows; ``outputs.record_failures`` caches core failures.
+  a batch's manifests durable, then its rows (each evidence row holding its DSSE envelope, which
+  ``outputs.evidence_envelope`` reads back); ``outputs.record_failures`` caches core failures.
   Signing is ``farm.evidence.signing.sign_output``'s job.
 - ``audit.verify_output(...)`` and ``audit.sweep(...)``: what ``farm verify`` and ``farm gc`` run.
 """
