@@ -160,3 +160,26 @@ def test_farm_run_and_plan_leave_without_the_interpreter_teardown_yet_run_exit_h
     assert failed.returncode == 1
     assert failed.stderr.decode().count("Error: ") == 1 and "Traceback" not in failed.stderr.decode()
     assert handled_without_teardown()
+
+
+def test_farm_run_leaves_no_write_ahead_log_behind_so_the_log_never_grows_from_run_to_run(
+    tmp_path: Path,
+) -> None:
+    """``farm run`` leaves with ``os._exit``, yet closes its SQLite connections first: the last
+    one checkpoints the write-ahead log into the database and removes it. Left open, the next
+    process could not restart the log and appended every run's writes to it."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FARM_")}
+    catalog = str(ROOT / "examples" / "fleet")
+    database = tmp_path / ".farm" / "farm.db"
+    for expected in ("succeeded", "cached"):
+        done = subprocess.run(
+            [sys.executable, "-m", "farm", "run", catalog, "--json"],
+            capture_output=True,
+            cwd=tmp_path,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        assert json.loads(done.stdout)["counts"][expected] == 31
+        assert database.is_file()
+        assert not Path(f"{database}-wal").exists()

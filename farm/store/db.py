@@ -15,11 +15,20 @@ busy timeout. Taking the write lock when the transaction begins makes concurrent
 Work that only reads (progress polls, run summaries, the completion check after a job) uses
 ``read_scope`` instead: on SQLite its transaction begins DEFERRED, so it reads one consistent WAL
 snapshot without taking the write lock and never makes a writer wait. It must not write.
+
+Every SQLite engine of a process is closed when the process exits (``close_sqlite_engines``, an
+exit handler), even when ``farm run`` leaves without the interpreter's teardown: the last
+connection to close checkpoints the write-ahead log into the database and removes it. Left open,
+the log is never restarted from its beginning (a process that opens it cannot know its frames were
+already copied), so it grew by every run's writes, hundreds of MiB per 100,000-target run, and
+every open read all of it back.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,8 +74,22 @@ def create_farm_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _configure_sqlite_connection)
         event.listen(engine, "begin", _begin_immediate)
+        _SQLITE_ENGINES.add(engine)
         return engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+_SQLITE_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def close_sqlite_engines() -> None:
+    """Close the pooled connections of every SQLite engine this process still has (see the
+    module docstring); an engine used afterwards opens new ones."""
+    for engine in list(_SQLITE_ENGINES):
+        engine.dispose()
+
+
+atexit.register(close_sqlite_engines)
 
 
 SQLITE_CACHE_KIB = 128 * 1024
