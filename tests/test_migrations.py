@@ -170,15 +170,20 @@ def test_moving_envelopes_into_rows_keeps_older_rows_and_the_append_only_trigger
         engine.dispose()
 
 
-def test_downgrading_below_envelopes_in_rows_is_refused_while_a_row_holds_one(empty_url: str) -> None:
+def test_downgrading_below_envelopes_in_rows_is_refused_while_a_row_holds_one(
+    empty_url: str, storage_cli: typer.Typer, tmp_path: Path
+) -> None:
     migrate.upgrade(empty_url)
     engine = create_farm_engine(empty_url)
     try:
         _insert_evidence_row(engine, envelope=b'{"payload": ""}')
     finally:
         engine.dispose()
-    with pytest.raises(RuntimeError, match="1 evidence records hold their envelope in the row"):
-        migrate.downgrade(empty_url, "0009")
+    env = {"FARM_DATABASE_URL": empty_url, "FARM_HOME": str(tmp_path)}
+    result = CliRunner().invoke(storage_cli, ["db", "downgrade", "0009"], env=env)
+    assert result.exit_code == 1
+    assert result.output.count("Error: ") == 1 and "Traceback" not in result.output
+    assert "1 evidence records hold their envelope in the row (revision 0010)" in result.output
     engine = create_farm_engine(empty_url)
     try:
         assert migrate.current_revision(engine) == migrate.HEAD_REVISION

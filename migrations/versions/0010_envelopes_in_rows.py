@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from alembic.util import CommandError
 
 revision = "0010"
 down_revision = "0009"
@@ -34,7 +35,8 @@ def downgrade() -> None:
     bind = op.get_bind()
     held = bind.execute(sa.text("SELECT COUNT(*) FROM evidence_records WHERE envelope IS NOT NULL")).scalar()
     if held:
-        raise RuntimeError(
-            f"{held} evidence records hold their envelope in the row (revision 0010): downgrading would lose them"
+        raise CommandError(
+            f"{held} evidence records hold their envelope in the row (revision 0010): downgrading below "
+            "0010 would lose that evidence; the database stays at 0010"
         )
     op.drop_column("evidence_records", "envelope")
