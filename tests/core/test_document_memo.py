@@ -10,10 +10,10 @@ import pytest
 
 from farm.core import yamlio
 from farm.core.errors import CoreError
-from farm.core.render import RenderRequest, ValuesLayer, render
+from farm.core.render import RenderRequest, render
 from farm.core.yamlio import DocumentMemo
 
-from .test_golden import _args as golden_args
+from .test_golden import case_request
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_CASES = ROOT.parent / "shared" / "conformance" / "cases"
@@ -60,19 +60,6 @@ def test_the_memo_keeps_at_most_its_byte_bound_and_never_a_document_over_its_siz
     assert sum(map(len, kept)) <= 64
 
 
-def _request(case: Path) -> RenderRequest:
-    package, values = case / "kurel.yaml", case / "values.yaml"
-    options = golden_args(case)  # the case's --set and -n flags, read as the golden suite reads them
-    return RenderRequest(
-        (case / "app.yaml").read_bytes(),
-        (case / "cluster.yaml").read_bytes(),
-        package=package.read_bytes() if package.exists() else None,
-        values=(ValuesLayer("values.yaml", values.read_bytes()),) if values.exists() else (),
-        sets=tuple(options["sets"]),
-        namespace=options.get("namespace"),
-    )
-
-
 def _outcome(request: RenderRequest, memo: DocumentMemo | None) -> bytes | str:
     try:
         return render(request, memo=memo).manifests
@@ -84,7 +71,7 @@ def test_every_case_renders_through_one_memo_in_any_order_exactly_as_fresh_parse
     """A handler that changed the documents it was given would change what a later render through
     the same memo sees; each case is rendered twice, in two shuffled orders, among all the others."""
     assert len(CASE_FOLDERS) > 100
-    requests = {case.name + str(case.parent): _request(case) for case in CASE_FOLDERS}
+    requests = {case.name + str(case.parent): case_request(case) for case in CASE_FOLDERS}
     fresh = {name: _outcome(request, None) for name, request in requests.items()}
     memo = DocumentMemo()
     for seed in (1, 2):

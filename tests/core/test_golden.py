@@ -47,11 +47,12 @@ def _policy(case: Path) -> Policy:
     )
 
 
-def _render(case: Path) -> bytes:
+def case_request(case: Path) -> RenderRequest:
+    """The render request of a golden case folder: its documents and its --set and -n flags."""
     package = case / "kurel.yaml"
     values = case / "values.yaml"
     options = _args(case)
-    request = RenderRequest(
+    return RenderRequest(
         (case / "app.yaml").read_bytes(),
         (case / "cluster.yaml").read_bytes(),
         package=package.read_bytes() if package.exists() else None,
@@ -59,6 +60,10 @@ def _render(case: Path) -> bytes:
         sets=tuple(options["sets"]),
         namespace=options.get("namespace"),
     )
+
+
+def _render(case: Path) -> bytes:
+    request = case_request(case)
     charts = case / "charts"
     if charts.is_dir():
         return render_with_charts(render, request, chart_dir=charts, policy=_policy(case)).manifests
