@@ -141,10 +141,11 @@ LEAVE_WITHOUT_TEARDOWN = frozenset({"run", "plan"})
 def _leave_now(code: object) -> None:
     """End ``farm run`` or ``farm plan`` without the interpreter's teardown: freeing the catalog,
     the plan and the imported stacks object by object took about 0.1 s, a sixth of a no-change
-    re-run. Every exit handler still runs (the forkserver stopped, logs flushed) and everything
-    the command wrote is with the kernel already (SQLite's and the object store's writes are
-    system calls, made durable where the farm needs it before this point). With another thread
-    still running, the interpreter exits as usual."""
+    re-run. Every exit handler still runs (the forkserver stopped, SQLite's connections closed so
+    its write-ahead log is checkpointed away, logs flushed) and everything the command wrote is
+    with the kernel already (SQLite's and the object store's writes are system calls, made durable
+    where the farm needs it before this point). With another thread still running, the
+    interpreter exits as usual."""
     import atexit
     import contextlib
     import os

@@ -7,9 +7,9 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
 - at least one evidence record vouches for it (``evidence.missing``), and every action-cache
   entry for it points at one of those records (``evidence.not_linked``);
 - each evidence record's envelope (held in its row, or an older row's blob) is there and intact
-  (``envelope.missing``, ``envelope.corrupt``) and passes ``farm.evidence.verify.verify_render_evidence``: a signature by
-  a trusted key, a statement whose subject is the output digest, a coherent provenance whose action
-  key is the recorded one;
+  (``envelope.missing``, ``envelope.corrupt``) and passes
+  ``farm.evidence.verify.verify_render_evidence``: a signature by a trusted key, a statement whose
+  subject is the output digest, a coherent provenance whose action key is the recorded one;
 - every target and action-cache entry pointing at the output is bound to it by the signed action
   key (``binding.target_mismatch``, ``binding.cache_mismatch``): an output re-pointed at another
   target's valid signed output fails.
