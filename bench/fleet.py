@@ -15,6 +15,8 @@ in one run:
   created for the bench, Redis as the broker, a queue of its own; everything is removed afterwards;
 - the no-change re-run with each executor (every target a cache hit), and the local one as a
   percentage of the local full run;
+- both again through ``farm daemon`` (started and warmed up beforehand, as the Celery worker is):
+  the local executor with the imports, the pool's workers and their caches already warm;
 - planning (``farm plan``'s path, the one ``farm run`` plans with) at 2,000 and 100,000 targets,
   in targets per second (``--plan-only`` measures only this, ``--no-plan`` skips it);
 - each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
@@ -386,6 +388,27 @@ class Farm:
         return seconds, sampler
 
 
+def _daemon_runs(
+    env: dict[str, str], work: Path, catalog: Path, n: int
+) -> tuple[float, float, MemorySampler]:
+    """The full run and the no-change re-run through ``farm daemon``, started (and warmed up)
+    beforehand on a migrated database, as the Celery worker is; stopped afterwards."""
+    farm = Farm(env, work)
+    farm.run("db", "upgrade")
+    started = farm.run("daemon", "start", "--idle", "600").stdout  # "… (pid N); log: …"
+    try:
+        pid = int(started.rsplit("(pid ", 1)[1].split(")")[0])
+        seconds, memory = farm.timed_run(catalog, "local", {"succeeded": n}, sampler_root=pid)
+        rerun_seconds, _ = farm.timed_run(catalog, "local", {"cached": n})
+        served = farm.run("daemon", "status").stdout
+        if "2 commands served" not in served:  # both runs must have gone through the daemon
+            raise RuntimeError(f"the daemon did not serve both runs: {served}")
+    finally:
+        farm.run("daemon", "stop")
+    assert memory is not None
+    return seconds, rerun_seconds, memory
+
+
 def _snapshot_source(root: Path) -> Path:
     for package in ("farm", "workers", "migrations"):
         shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -646,7 +669,29 @@ def main() -> int:
             f"peak worker RSS, local:        {local_memory.peak_child_mib:8.1f} MiB per process, "
             f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
         )
+        daemon_seconds, daemon_rerun_seconds, daemon_memory = _daemon_runs(
+            _base_env(source) | {"FARM_HOME": str(work / "daemon-home")} | batch, work, catalog, n
+        )
+        print(
+            f"farm run, local, daemon:       {daemon_seconds:8.2f} s  ratio {daemon_seconds / local_floor:.2f} "
+            f"(the daemon started beforehand, as a Celery worker is)"
+        )
+        print(
+            f"  no-change re-run:            {daemon_rerun_seconds:8.2f} s  "
+            f"ratio {daemon_rerun_seconds / local_floor:.2f}, "
+            f"{100 * daemon_rerun_seconds / daemon_seconds:.1f} % of the full run through the daemon"
+        )
+        print(
+            f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
+            f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
+        )
         figures = {
+            "daemon_seconds": round(daemon_seconds, 3),
+            "daemon_ratio": round(daemon_seconds / local_floor, 2),
+            "daemon_rerun_seconds": round(daemon_rerun_seconds, 3),
+            "daemon_rerun_percent_of_full": round(100 * daemon_rerun_seconds / daemon_seconds, 2),
+            "daemon_peak_worker_rss_mib": round(daemon_memory.peak_child_mib, 1),
+            "daemon_peak_tree_rss_mib": round(daemon_memory.peak_tree_mib, 1),
             "targets": n,
             "applications": applications,
             "clusters": clusters,

@@ -1,3 +1,3 @@
-from farm.cli import main
+from farm.launcher import main
 
 main()

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "qualify": "qualify",
     "qualification": "qualify",
     "serve": "serve",
+    "daemon": "daemon",
 }
 
 Command = TyperCommand | TyperGroup

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ import typer
 from farm.catalog import CatalogSnapshot
 from farm.commands._support import chosen_executor, load_catalog_or_exit
 from farm.logs import configure_json_logging_if_asked
+from farm.scheduler.interrupts import stop_if_requested
 from farm.scheduler.progress import (
     RunSummary,
     finalize_run_if_done,
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from farm.scheduler.planner import PlannedRun
 
 
-@cache
 def _err() -> Console:
-    """The console for messages and progress on stderr (rich is imported when one is shown)."""
+    """The console for messages and progress on this command's stderr (rich is imported when one
+    is shown). Made for each use: in the farm daemon, each command has a stderr of its own."""
     from rich.console import Console
 
     return Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
@@ -134,6 +134,7 @@ def _wait_with_progress(
                     err=True,
                 )
             time.sleep(poll)
+            stop_if_requested()
             if show and time.monotonic() - refreshed >= refresh:
                 refreshed = time.monotonic()
                 progress.update(task, completed=run_progress(storage, run_id).done)
@@ -220,6 +221,7 @@ def run_command(
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     planned = plan_snapshot(storage, snapshot, catalog)
+    stop_if_requested()
     show = not as_json and sys.stderr.isatty()
     if planned.queued:  # the executors, and the key they sign with, only when there is work
         _execute(settings, chosen, planned.queued, processes)

@@ -11,12 +11,15 @@ import os
 import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from farm.scheduler.interrupts import stop_if_requested
 from farm.scheduler.warmup import forkserver_context
 from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
 RENDER_TASK = "farm.render_job"
+_CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
 QUALIFY_TASK = "farm.qualification.qualify"
 _worker_state: dict = {}
 
@@ -61,24 +64,117 @@ def run_local(
     processes: int | None = None,
     on_done: Callable[[], None] | None = None,
 ) -> None:
-    """Run the jobs on a process pool using every core; returns when all have finished."""
+    """Run the jobs on a process pool using every core; returns when all have finished. In the
+    farm daemon the pool is its resident one (``keep_local_pool``), started once for many runs."""
     if not jobs:
         return
+    if _resident is not None:
+        _resident.run(settings, jobs, processes=processes, on_done=on_done)
+        return
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
+    with _new_pool(settings, workers) as pool:
+        _run_on(pool, jobs, on_done)
+
+
+def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
     # forkserver: a worker starts from a server process holding the worker's modules
     # (farm/scheduler/warmup.py), not from a fork of this one, so it does not carry the planner's
     # catalog (hundreds of MiB for 100,000 targets) in its memory.
-    context = forkserver_context()
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_local_worker, initargs=(settings,)
-    ) as pool:
-        pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=forkserver_context(),
+        initializer=_init_local_worker,
+        initargs=(settings,),
+    )
+
+
+def _run_on(
+    pool: ProcessPoolExecutor, jobs: Sequence[tuple[str, str]], on_done: Callable[[], None] | None
+) -> None:
+    pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
+    try:
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, pending = wait(pending, timeout=_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            stop_if_requested()
             for future in finished:
                 future.result()  # an infrastructure error stops the run loudly
             if on_done is not None:
                 on_done()
+    finally:
+        for future in pending:  # stopped early (an error, an interrupt): the rest stay queued
+            future.cancel()
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+class ResidentPool:
+    """The farm daemon's local pool, kept across runs: its workers keep their imports, their
+    storage connections, their render children and the documents those parsed.
+
+    A run reuses the pool only if it was started for the same settings, the same number of
+    processes and the same signing key file (replaced, the key is loaded again by new workers);
+    otherwise the pool is replaced. A pool that broke (a worker died) is replaced on the next run.
+    """
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._started_for: tuple[object, ...] | None = None
+
+    def warm(self, settings: FarmSettings, processes: int | None = None) -> None:
+        """Start the workers now (each runs its initializer), so the first run finds them ready."""
+        pool = self._pool_for(settings, processes)
+        workers = pool._max_workers  # noqa: SLF001 - how many to wake
+        for future in [pool.submit(_ready) for _ in range(workers)]:
+            future.result()
+
+    def run(
+        self,
+        settings: FarmSettings,
+        jobs: Sequence[tuple[str, str]],
+        *,
+        processes: int | None = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> None:
+        pool = self._pool_for(settings, processes)
+        try:
+            _run_on(pool, jobs, on_done)
+        except BrokenProcessPool:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool, self._started_for = None, None
+
+    def _pool_for(self, settings: FarmSettings, processes: int | None) -> ProcessPoolExecutor:
+        workers = max(1, processes or os.cpu_count() or 1)
+        started_for = (settings, workers, _key_file_state(settings))
+        if self._pool is None or self._started_for != started_for:
+            self.close()
+            self._pool, self._started_for = _new_pool(settings, workers), started_for
+        return self._pool
+
+
+def _key_file_state(settings: FarmSettings) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(settings.signing_key_path)
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+_resident: ResidentPool | None = None
+
+
+def keep_local_pool() -> ResidentPool:
+    """Make ``run_local`` use one resident pool for every run of this process (the farm daemon)."""
+    global _resident
+    if _resident is None:
+        _resident = ResidentPool()
+    return _resident
 
 
 class CeleryQueue:

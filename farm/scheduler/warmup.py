@@ -73,10 +73,10 @@ def warm_local_workers(arguments: Sequence[str]) -> None:
         forkserver.ensure_running()
     except (OSError, ValueError):
         return
-    atexit.register(_stop_forkserver)
+    atexit.register(stop_forkserver)
 
 
-def _stop_forkserver() -> None:
+def stop_forkserver() -> None:
     """Stop the server when ``farm run`` exits. It holds the command's stdout and stderr, and
     would only notice the exit once done preloading: a no-change re-run's output piped to
     another program would not end before the server's imports had."""

@@ -1,0 +1,110 @@
+"""The client side of the farm daemon: hand ``farm run`` to the daemon of this ``FARM_HOME`` when
+one is running the same code with the same environment, and relay its output and exit status.
+
+Standard library only (see ``farm/daemon/protocol.py``). Whenever the daemon cannot serve the
+command (none runs, it is busy with another command, its code or environment differ, it went away
+before accepting), ``run_in_daemon`` returns None and the caller runs the command itself, so the
+daemon only ever makes a command faster, never different.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from farm.daemon import protocol
+
+# Commands the daemon runs; every other command runs in its own process.
+SERVED_COMMANDS = frozenset({"run"})
+
+
+def serves(arguments: Sequence[str]) -> bool:
+    """Whether ``farm ARGUMENTS`` may be handed to a daemon (``FARM_DAEMON=off`` says never)."""
+    if os.environ.get("FARM_DAEMON") == "off":
+        return False
+    return bool(arguments) and arguments[0] in SERVED_COMMANDS and "--help" not in arguments
+
+
+def run_in_daemon(arguments: Sequence[str]) -> int | None:
+    """Run ``farm ARGUMENTS`` in this home's daemon: its exit status, or None when no daemon
+    accepted it (nothing ran). Output arrives on this process's stdout and stderr as it is made."""
+    cwd = os.getcwd()
+    socket_path = os.path.join(protocol.farm_home(os.environ, cwd), protocol.SOCKET_NAME)
+    if not os.path.exists(socket_path):
+        return None
+    try:
+        connection = protocol.connect(socket_path)
+    except OSError:
+        return None  # a socket left by a daemon that died: the command runs here
+    with connection:
+        try:
+            protocol.send_json(connection, protocol.REQUEST, _request(arguments, cwd))
+            first = protocol.receive_frame(connection)
+        except (OSError, protocol.ProtocolError):
+            return None
+        if first is None or first[0] != protocol.ACCEPTED:
+            return None
+        return _relay(connection, socket_path)
+
+
+def _request(arguments: Sequence[str], cwd: str) -> dict[str, object]:
+    return {
+        "op": "command",
+        "argv": list(arguments),
+        "cwd": cwd,
+        "env": dict(os.environ),
+        "fingerprint": protocol.code_fingerprint(),
+        "tty": {"stdout": _isatty(sys.stdout), "stderr": _isatty(sys.stderr)},
+        "columns": _columns(),
+    }
+
+
+def _columns() -> int | None:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _relay(connection: object, socket_path: str) -> int:
+    """Copy the daemon's output frames to this process's streams until its exit frame."""
+    outputs = {protocol.STDOUT: sys.stdout, protocol.STDERR: sys.stderr}
+    try:
+        while True:
+            frame = protocol.receive_frame(connection)  # type: ignore[arg-type]
+            if frame is None:
+                break
+            kind, payload = frame
+            if kind == protocol.EXIT:
+                _flush()
+                return int(json.loads(payload)["code"])
+            stream = outputs.get(kind)
+            if stream is not None:
+                stream.flush()
+                stream.buffer.write(payload)
+                stream.buffer.flush()
+    except KeyboardInterrupt:
+        return 130  # closing the connection tells the daemon to stop the command
+    except (OSError, protocol.ProtocolError):
+        pass
+    _flush()
+    log = os.path.join(os.path.dirname(socket_path), protocol.LOG_NAME)
+    sys.stderr.write(
+        f"Error: the farm daemon went away before the command ended; see {log}, "
+        "then check the run with farm runs (or run with FARM_DAEMON=off)\n"
+    )
+    return 1
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):
+            stream.flush()

@@ -1,0 +1,135 @@
+"""The farm daemon's wire format, and what both ends compute alike. Standard library only: the
+client imports this before anything else of the farm, so ``farm run`` through a daemon starts in
+about the time of a bare interpreter.
+
+A connection carries frames: one type byte, a 4-byte big-endian length, the payload. The client
+sends one ``REQUEST`` (JSON); the daemon answers ``ACCEPTED`` then ``STDOUT``/``STDERR`` bytes and
+one ``EXIT`` (JSON ``{"code": N}``), or one ``REFUSED`` (JSON ``{"reason": …}``) and the client
+runs the command itself, or one ``STATUS`` (JSON) for a status or stop request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import site
+import socket
+import struct
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+SOCKET_NAME = "daemon.sock"
+LOG_NAME = "daemon.log"
+
+REQUEST = b"Q"
+ACCEPTED = b"A"
+REFUSED = b"R"
+STDOUT = b"O"
+STDERR = b"E"
+EXIT = b"X"
+STATUS = b"S"
+
+_HEADER = struct.Struct("!cI")
+MAX_FRAME = 64 << 20
+
+# Variables a shell changes from one command to the next; the rest of the environment must be the
+# daemon's own for it to run a command (its workers were started with that environment).
+VOLATILE_VARIABLES = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "COLUMNS", "LINES"})
+
+
+class ProtocolError(Exception):
+    """The other end sent something that is not a frame of this protocol."""
+
+
+def farm_home(environment: Mapping[str, str], cwd: str) -> str:
+    """``FARM_HOME`` (default ``.farm``) as the settings resolve it, without loading them (nor
+    pathlib: the client imports only what it needs)."""
+    return os.path.join(cwd, os.path.expanduser(environment.get("FARM_HOME") or ".farm"))
+
+
+def comparable_environment(environment: Mapping[str, str]) -> dict[str, str]:
+    """The environment without the variables a shell changes between commands."""
+    return {name: value for name, value in environment.items() if name not in VOLATILE_VARIABLES}
+
+
+def first_difference(mine: Mapping[str, str], theirs: Mapping[str, str]) -> str | None:
+    """The name of the first variable set differently in the two environments (None when equal)."""
+    for name in sorted(set(mine) | set(theirs)):
+        if mine.get(name) != theirs.get(name):
+            return name
+    return None
+
+
+def code_fingerprint() -> str:
+    """What identifies the code a process runs: the interpreter, every file of the ``farm``
+    package (path, size, modification time) and the site-packages folders (installing or removing
+    a package changes them). A daemon whose fingerprint differs from its
+    client's runs older code and must not serve it."""
+    digest = hashlib.sha256()
+    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for folder, folders, files in os.walk(package):
+        folders[:] = sorted(name for name in folders if name != "__pycache__")
+        for name in sorted(files):
+            stat = os.stat(os.path.join(folder, name))
+            digest.update(f"{folder}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    for folder in site.getsitepackages():
+        with contextlib.suppress(OSError):
+            digest.update(f"{folder}\0{os.stat(folder).st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def send_frame(connection: socket.socket, kind: bytes, payload: bytes = b"") -> None:
+    connection.sendall(_HEADER.pack(kind, len(payload)) + payload)
+
+
+def send_json(connection: socket.socket, kind: bytes, value: Any) -> None:
+    send_frame(connection, kind, json.dumps(value).encode())
+
+
+def receive_frame(connection: socket.socket) -> tuple[bytes, bytes] | None:
+    """The next frame, or None when the other end closed the connection between frames."""
+    header = _read_exactly(connection, _HEADER.size, at_frame_start=True)
+    if header is None:
+        return None
+    kind, length = _HEADER.unpack(header)
+    if length > MAX_FRAME:
+        raise ProtocolError(f"a frame of {length} bytes is larger than {MAX_FRAME}")
+    payload = _read_exactly(connection, length, at_frame_start=False)
+    return kind, payload or b""
+
+
+def _read_exactly(connection: socket.socket, size: int, *, at_frame_start: bool) -> bytes | None:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk = connection.recv(min(remaining, 1 << 20))
+        if not chunk:
+            if at_frame_start and remaining == size:
+                return None
+            raise ProtocolError("the connection closed in the middle of a frame")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def connect(socket_path: str | os.PathLike[str], timeout: float | None = None) -> socket.socket:
+    """A connection to the daemon listening at ``socket_path``; raises OSError when none does.
+
+    A socket address holds at most about 107 bytes, so a longer path is reached from its folder."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(timeout)
+    try:
+        path = os.fspath(socket_path)
+        if len(os.fsencode(path)) < 100:
+            connection.connect(path)
+        else:
+            with contextlib.chdir(os.path.dirname(path)):
+                connection.connect(os.path.basename(path))
+    except BaseException:
+        connection.close()
+        raise
+    return connection

@@ -1,0 +1,357 @@
+"""The farm daemon: ``farm run`` handed to a resident process per FARM_HOME, and every way the
+client still gets the outcome it would get by itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from farm.daemon import protocol
+from farm.daemon.server import ask
+from farm.evidence.keys import generate_key_pair
+from farm.settings import load_settings
+from farm.store import models
+from farm.store.context import open_storage
+from farm.store.db import read_scope
+
+from .conftest import Catalog, FleetEnv, make_catalog
+
+pytestmark = pytest.mark.timeout(240)
+
+FARM = [sys.executable, "-m", "farm"]
+
+
+def _base_environment() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+
+
+@dataclass
+class Farm:
+    """A FARM_HOME, the environment its daemon and clients share, and a folder to run them in."""
+
+    home: Path
+    cwd: Path
+    env: dict[str, str]
+    started: list[int] = field(default_factory=list)
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*FARM, *args], env=env or self.env, cwd=self.cwd, capture_output=True, text=True, timeout=180
+        )
+
+    def start(self, *extra: str) -> int:
+        result = self("daemon", "start", "--idle", "300", *extra)
+        assert result.returncode == 0, result.stderr
+        status = self.status()
+        assert status is not None
+        self.started.append(int(status["pid"]))
+        return int(status["pid"])
+
+    def status(self) -> dict | None:
+        return ask(self.home / protocol.SOCKET_NAME, {"op": "status"})
+
+    def served(self) -> int:
+        status = self.status()
+        assert status is not None, "the daemon is not running"
+        return int(status["served"])
+
+    def log(self) -> str:
+        return (self.home / protocol.LOG_NAME).read_text()
+
+    def run_json(self, catalog: Path | str, env: dict[str, str] | None = None) -> dict:
+        result = self("run", str(catalog), "--json", env=env)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+
+def _gone(pid: int, within: float = 60.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _process_exists(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _farm(home: Path, cwd: Path, extra: dict[str, str] | None = None) -> Iterator[Farm]:
+    cwd.mkdir(parents=True, exist_ok=True)
+    farm = Farm(home, cwd, {**_base_environment(), "FARM_HOME": str(home), **(extra or {})})
+    yield farm
+    farm("daemon", "stop")
+    for pid in farm.started:
+        if not _gone(pid, within=30):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Iterator[Farm]:
+    """The embedded default (SQLite, local objects) under a home of its own."""
+    yield from _farm(tmp_path / "home", tmp_path / "work")
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    return make_catalog(tmp_path / "work" / "catalog")
+
+
+def _counts(summary: dict) -> tuple[int, int, int]:
+    counts = summary["counts"]
+    return counts["succeeded"], counts["cached"], counts["failed"]
+
+
+def test_farm_run_through_the_daemon_renders_signs_and_caches_like_a_run_of_its_own(
+    tmp_path: Path, fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    # on both databases: the daemon's workers record into the client's database
+    for farm in _farm(fleet_env.settings.home, tmp_path / "work", fleet_env.environ()):
+        farm.start()
+        first = farm.run_json("catalog")  # relative to the client's folder, not the daemon's
+        assert first["state"] == "completed"
+        assert _counts(first) == (11, 0, 0)
+        assert farm.served() == 1
+        again = farm.run_json("catalog")
+        assert _counts(again) == (0, 11, 0)
+        assert farm.served() == 2
+        verified = farm("verify", "--all")
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert verified.stdout.endswith(
+            "4 output(s) checked, 0 failure(s)\n"
+        )  # 11 targets, 4 distinct outputs
+        by_itself = farm.run_json("catalog", env={**farm.env, "FARM_DAEMON": "off"})
+        assert _counts(by_itself) == (0, 11, 0)
+        assert farm.served() == 2
+        assert "FARM_DAEMON" not in farm.log()  # it never asked: no refusal was logged
+
+
+def test_the_daemon_relays_a_failing_command_s_error_line_and_exit_status(farm: Farm) -> None:
+    farm.start()
+    result = farm("run", "no-such-catalog")
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ")
+    assert result.stderr.count("\n") == 1
+    assert "no-such-catalog" in result.stderr
+    assert result.stdout == ""
+    assert farm.served() == 1
+    usage = farm("run", "catalog", "--executor", "lcoal")
+    assert usage.returncode == 2
+    assert usage.stderr == "Error: --executor: must be local or celery, got 'lcoal'\n"
+
+
+def test_a_client_with_another_environment_runs_the_command_itself(farm: Farm, catalog: Catalog) -> None:
+    farm.start()
+    summary = farm.run_json("catalog", env={**farm.env, "FARM_BATCH_SIZE": "2"})
+    assert _counts(summary) == (11, 0, 0)
+    assert farm.served() == 0
+    assert "the client's environment differs from the daemon's (FARM_BATCH_SIZE)" in farm.log()
+    assert _batch_sizes(farm.home, summary["run_id"]) == [2, 2, 2, 2, 1, 1, 1]  # the client's batch size
+
+
+def _batch_sizes(home: Path, run_id: str) -> list[int]:
+    storage = open_storage(load_settings(home=home))
+    with read_scope(storage.sessions) as session:
+        job_ids = session.scalars(
+            select(models.RenderTarget.job_id).where(models.RenderTarget.run_id == run_id)
+        ).all()
+    storage.close()
+    return sorted((job_ids.count(job) for job in set(job_ids)), reverse=True)
+
+
+def test_variables_a_shell_changes_between_commands_do_not_count_as_another_environment() -> None:
+    mine = {"PATH": "/bin", "FARM_HOME": "/h", "_": "/usr/bin/farm", "PWD": "/a", "SHLVL": "1"}
+    theirs = {
+        "PATH": "/bin",
+        "FARM_HOME": "/h",
+        "_": "/bin/env",
+        "PWD": "/b",
+        "OLDPWD": "/a",
+        "COLUMNS": "80",
+    }
+    assert (
+        protocol.first_difference(
+            protocol.comparable_environment(mine), protocol.comparable_environment(theirs)
+        )
+        is None
+    )
+    theirs["FARM_OBJECT_STORE"] = "s3://other"
+    assert (
+        protocol.first_difference(
+            protocol.comparable_environment(mine), protocol.comparable_environment(theirs)
+        )
+        == "FARM_OBJECT_STORE"
+    )
+
+
+def test_a_daemon_asked_by_a_client_with_other_farm_code_refuses_and_stops(farm: Farm) -> None:
+    pid = farm.start()
+    request = {
+        "op": "command",
+        "argv": ["run", "catalog"],
+        "cwd": str(farm.cwd),
+        "env": farm.env,
+        "fingerprint": "0" * 64,
+    }
+    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
+        protocol.send_json(connection, protocol.REQUEST, request)
+        kind, payload = protocol.receive_frame(connection) or (b"", b"")
+    assert kind == protocol.REFUSED
+    assert "other farm code" in json.loads(payload)["reason"]
+    assert _gone(pid)
+    assert not (farm.home / protocol.SOCKET_NAME).exists()
+    assert "stopped: a client runs other farm code" in farm.log()
+
+
+def test_a_client_that_goes_away_interrupts_its_command_and_the_daemon_serves_the_next(
+    farm: Farm, catalog: Catalog
+) -> None:
+    farm.start()
+    request = {
+        "op": "command",
+        "argv": ["run", "catalog"],
+        "cwd": str(farm.cwd),
+        "env": farm.env,
+        "fingerprint": protocol.code_fingerprint(),
+    }
+    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
+        protocol.send_json(connection, protocol.REQUEST, request)
+        frame = protocol.receive_frame(connection)
+        assert frame is not None and frame[0] == protocol.ACCEPTED
+    # gone as soon as the command started: the daemon interrupts it, then serves the next client
+    deadline = time.monotonic() + 60
+    while "farm run catalog in" not in farm.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "the client went away: its command is interrupted" in farm.log()
+    assert "exit 130" in farm.log()
+    summary = farm.run_json("catalog")
+    assert summary["state"] == "completed"
+    assert sum(_counts(summary)) == 11
+    assert farm.served() == 2
+
+
+def test_stop_ends_the_daemon_and_later_runs_render_in_their_own_process(
+    farm: Farm, catalog: Catalog
+) -> None:
+    pid = farm.start()
+    stopped = farm("daemon", "stop")
+    assert stopped.returncode == 0
+    assert stopped.stdout == f"farm daemon stopped (pid {pid})\n"
+    assert not _process_exists(pid)
+    assert not (farm.home / protocol.SOCKET_NAME).exists()
+    status = farm("daemon", "status")
+    assert status.returncode == 3
+    assert status.stdout == f"no farm daemon runs for {farm.home}\n"
+    assert _counts(farm.run_json("catalog")) == (11, 0, 0)
+    again = farm("daemon", "stop")
+    assert (again.returncode, again.stdout) == (0, f"no farm daemon runs for {farm.home}\n")
+
+
+def test_a_second_start_reports_the_daemon_already_running(farm: Farm) -> None:
+    pid = farm.start()
+    second = farm("daemon", "start")
+    assert second.returncode == 0
+    assert second.stdout == f"farm daemon already running for {farm.home} (pid {pid})\n"
+    status = farm("daemon", "status")
+    assert status.returncode == 0
+    assert status.stdout.startswith(f"farm daemon pid {pid} serves {farm.home}: up ")
+    assert "0 commands served" in status.stdout
+
+
+def test_a_daemon_whose_socket_is_removed_stops_itself(farm: Farm) -> None:
+    pid = farm.start()
+    (farm.home / protocol.SOCKET_NAME).unlink()
+    assert _gone(pid)
+    assert "stopped: its socket" in farm.log()
+
+
+def test_a_daemon_stops_after_its_idle_timeout(farm: Farm) -> None:
+    result = farm("daemon", "start", "--idle", "1")
+    assert result.returncode == 0, result.stderr
+    status = farm.status()
+    assert status is not None
+    assert _gone(int(status["pid"]))
+    assert "stopped: no command in 1 s" in farm.log()
+
+
+def test_a_daemon_start_with_a_bad_setting_is_one_error_line_naming_it(farm: Farm) -> None:
+    result = farm("daemon", "start", env={**farm.env, "FARM_BATCH_SIZE": "many"})
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ")
+    assert result.stderr.count("\n") == 1
+    assert "FARM_BATCH_SIZE" in result.stderr
+    assert farm.status() is None
+
+
+def test_a_run_after_the_signing_key_is_replaced_signs_with_the_new_key(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    old = generate_key_pair(tmp_path / "old")
+    new = generate_key_pair(tmp_path / "new")
+    key = tmp_path / "signing.key"
+    key.write_bytes(old.private_key.read_bytes())
+    for farm in _farm(tmp_path / "home", tmp_path / "work", {"FARM_SIGNING_KEY": str(key)}):
+        farm.start()
+        assert _counts(farm.run_json("catalog")) == (11, 0, 0)
+        key.write_bytes(new.private_key.read_bytes())
+        catalog.write_app("app-9")  # a new application: three targets to render
+        assert _counts(farm.run_json("catalog")) == (3, 11, 0)
+        assert farm.served() == 2
+        storage = open_storage(load_settings(home=farm.home))
+        with read_scope(storage.sessions) as session:
+            keyids = session.scalars(select(models.EvidenceRecord.signer_keyid)).all()
+        storage.close()
+        assert sorted(keyids) == sorted([old.keyid] * 11 + [new.keyid] * 3)
+
+
+def test_a_run_the_daemon_serves_imports_only_the_standard_library_and_the_daemon_client(
+    farm: Farm, catalog: Catalog
+) -> None:
+    farm.start()
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "farm", "run", "catalog", "--json"],
+        env=farm.env,
+        cwd=farm.cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert _counts(json.loads(result.stdout)) == (11, 0, 0)
+    assert farm.served() == 1
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    } - {"imported package"}  # the header line
+    assert {name for name in imported if name.split(".")[0] == "farm"} == {
+        "farm",
+        "farm.launcher",
+        "farm.daemon",
+        "farm.daemon.client",
+        "farm.daemon.protocol",
+    }
+    third_party = {
+        name.split(".")[0]
+        for name in imported
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "farm"
+    }
+    assert {name for name in third_party if not name.startswith(("__editable__", "_virtualenv"))} <= {
+        "sitecustomize",
+        "_distutils_hack",
+    }
