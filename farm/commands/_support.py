@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
+from farm.catalog import CatalogError, CatalogSnapshot
+from farm.catalog.reuse import load_catalog_reusing
 from farm.commands._errors import describe
 from farm.settings import FarmSettings
 from farm.store.context import Storage, open_storage
@@ -57,7 +58,7 @@ def chosen_executor(settings: FarmSettings, executor: str | None) -> str:
 def load_catalog_or_exit(catalog: Path, settings: FarmSettings) -> CatalogSnapshot:
     """The catalog at ``catalog``, or one ``Error:`` line per problem (exit 1)."""
     try:
-        return load_catalog(catalog, max_file_bytes=settings.catalog_max_file_bytes)
+        return load_catalog_reusing(catalog, max_file_bytes=settings.catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems:
             typer.echo(f"Error: {problem}", err=True)

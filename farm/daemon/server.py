@@ -2,9 +2,10 @@
 
 A ``farm run`` in a fresh process spends about a second before its first job on this kind of
 machine (imports, the pool's forkserver and workers) and most of a no-change re-run on imports.
-The daemon pays that once: it keeps the CLI's modules imported, and a local pool whose workers
-keep their storage connections, signing key, render children and parsed documents across runs
-(``farm.scheduler.executors.ResidentPool``). The same pattern as Bazel's server or Gradle's daemon.
+The daemon pays that once: it keeps the CLI's modules imported, a local pool whose workers keep
+their storage connections, signing key, render children and parsed documents across runs
+(``farm.scheduler.executors.ResidentPool``), and the last catalog it loaded, reused while none of
+its files changed (``farm.catalog.reuse``). The same pattern as Bazel's server or Gradle's daemon.
 
 It serves a command only when the outcome is the one the client would get by itself:
 
@@ -392,6 +393,7 @@ def _warm_up() -> None:
     import importlib
     from multiprocessing import forkserver
 
+    from farm.catalog.reuse import keep_loaded_catalogs
     from farm.evidence.keys import load_configured_signer
     from farm.scheduler.executors import keep_local_pool
     from farm.scheduler.warmup import forkserver_context
@@ -404,6 +406,7 @@ def _warm_up() -> None:
     forkserver.ensure_running()
     load_configured_signer(settings)  # as farm run would before its first job
     keep_local_pool().warm(settings)
+    keep_loaded_catalogs()
 
 
 def _stop_workers() -> None:

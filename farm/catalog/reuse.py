@@ -1,0 +1,115 @@
+"""Reusing a loaded catalog while none of its files changed: the farm daemon's re-runs.
+
+A resident process (``farm daemon``) keeps the last snapshot it loaded with the state of every
+entry under the catalog folder: path, kind, inode, size, modification and change times (as git's
+index keeps them). The next load reuses the snapshot, with everything it computed (document and
+request digests, request packs, its own digest), when a walk of the folder finds the same state,
+and reads the catalog again otherwise. Adding, removing, renaming or editing a file changes the
+state: an edit changes its change time even when the size and modification time are put back.
+
+Two cases are never reused, since a walk cannot vouch for them: a catalog holding a symbolic link
+anywhere (the loader refuses linked files, but a linked folder would be read through), and a
+catalog with an entry changed less than ``RACY_SECONDS`` before it was loaded (a second edit in
+the same timestamp tick could keep every field of the state: git calls that a racy entry).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from farm.catalog.loader import MAX_FILE_BYTES, load_catalog
+from farm.catalog.snapshot import CatalogSnapshot
+
+RACY_SECONDS = 1.0
+
+TreeState = tuple[tuple[str, int, int, int, int, int], ...]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    key: tuple[str, int]
+    state: TreeState
+    snapshot: CatalogSnapshot
+
+
+class CatalogReuse:
+    """The last catalog loaded, reused while its folder's state is unchanged."""
+
+    def __init__(self) -> None:
+        self._last: _Loaded | None = None
+
+    def load(self, path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
+        root = _catalog_root(Path(path))
+        key = (str(root.resolve()), max_file_bytes)
+        state = tree_state(root)
+        last = self._last
+        if state is not None and last is not None and last.key == key and last.state == state:
+            return last.snapshot
+        self._last = None
+        loading = time.time_ns()
+        snapshot = load_catalog(path, max_file_bytes=max_file_bytes)
+        if state is not None and tree_state(root) == state and not _racy(state, loading):
+            self._last = _Loaded(key, state, snapshot)
+        return snapshot
+
+
+def tree_state(root: Path) -> TreeState | None:
+    """The state of every entry under ``root`` (and of ``root``), sorted by path; None when the
+    folder holds a symbolic link or cannot be walked."""
+    entries = []
+    try:
+        entries.append(_entry_state(root, "."))
+        for folder, folders, files in os.walk(root, onerror=_raise):
+            for name in folders + files:
+                path = os.path.join(folder, name)
+                entry = _entry_state(Path(path), os.path.relpath(path, root))
+                if entry is None:
+                    return None
+                entries.append(entry)
+    except OSError:
+        return None
+    if entries[0] is None:
+        return None
+    return tuple(sorted(entries))  # type: ignore[arg-type]
+
+
+def _entry_state(path: Path, relative: str) -> tuple[str, int, int, int, int, int] | None:
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return None
+    return relative, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def _racy(state: TreeState, loading_ns: int) -> bool:
+    newest = max(max(entry[4], entry[5]) for entry in state)
+    return newest >= loading_ns - int(RACY_SECONDS * 1e9)
+
+
+def _catalog_root(path: Path) -> Path:
+    """The folder of the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml)."""
+    return path.parent if path.is_file() else path
+
+
+_reuse: CatalogReuse | None = None
+
+
+def keep_loaded_catalogs() -> None:
+    """Make ``load_catalog_reusing`` reuse unchanged catalogs in this process (the farm daemon)."""
+    global _reuse
+    _reuse = CatalogReuse()
+
+
+def load_catalog_reusing(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
+    """``load_catalog``, reusing the last snapshot of an unchanged catalog where this process
+    keeps loaded catalogs (``keep_loaded_catalogs``)."""
+    if _reuse is None:
+        return load_catalog(path, max_file_bytes=max_file_bytes)
+    return _reuse.load(path, max_file_bytes=max_file_bytes)

@@ -1,0 +1,101 @@
+"""A resident process reuses a loaded catalog while none of its files changed, and reads it again
+after any change a walk of its folder can see."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from farm.catalog.reuse import CatalogReuse, tree_state
+
+from .conftest import Catalog, make_catalog
+
+
+def _age(root: Path, seconds: float = 60.0) -> None:
+    """Every entry modified ``seconds`` ago: older than the racy window, as a catalog edited a
+    while before the run is."""
+    past = time.time() - seconds
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            os.utime(os.path.join(folder, name), (past, past))
+    os.utime(root, (past, past))
+
+
+def _settled() -> None:
+    """Wait until the last change is older than the racy window (setting the modification time
+    sets the change time to now, and only the clock moves that on)."""
+    time.sleep(1.1)
+
+
+@pytest.fixture
+def aged_catalog(tmp_path: Path) -> Catalog:
+    catalog = make_catalog(tmp_path / "catalog")
+    _age(catalog.root)
+    _settled()
+    return catalog
+
+
+def test_an_unchanged_catalog_is_not_read_again(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root)
+    assert reuse.load(aged_catalog.root) is first
+    assert reuse.load(aged_catalog.root / "fleet.yaml") is first  # the same catalog, named by its fleet.yaml
+
+
+def test_an_edit_that_keeps_size_and_modification_time_is_read_again(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root)
+    app = aged_catalog.root / "applications" / "app-1" / "app.yaml"
+    before = app.stat()
+    text = app.read_text()
+    edited = text.replace("ghcr.io/example/app:v1.0.0", "ghcr.io/example/app:v1.0.9")
+    assert len(edited) == len(text)
+    app.write_text(edited)
+    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))  # only the change time tells
+    second = reuse.load(aged_catalog.root)
+    assert second is not first
+    assert second.digest != first.digest
+    assert b"v1.0.9" in second.application("app-1").app_yaml
+
+
+def test_an_added_application_is_seen(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root)
+    aged_catalog.write_app("app-7")
+    second = reuse.load(aged_catalog.root)
+    assert len(second.targets) == len(first.targets) + 3
+
+
+def test_a_removed_cluster_is_seen(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root)
+    (aged_catalog.root / "clusters" / "cluster-b.yaml").unlink()
+    second = reuse.load(aged_catalog.root)
+    assert {target.cluster for target in second.targets} == {"cluster-a", "cluster-c"}
+    assert second is not first
+
+
+def test_a_catalog_changed_just_before_it_was_loaded_is_read_again_next_time(tmp_path: Path) -> None:
+    catalog = make_catalog(tmp_path / "catalog")  # written now: inside the racy window
+    reuse = CatalogReuse()
+    first = reuse.load(catalog.root)
+    assert reuse.load(catalog.root) is not first
+
+
+def test_a_catalog_holding_a_symbolic_link_is_never_reused(aged_catalog: Catalog, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not part of the catalog\n")
+    (aged_catalog.root / "notes").symlink_to(outside)
+    assert tree_state(aged_catalog.root) is None
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root)
+    assert reuse.load(aged_catalog.root) is not first
+
+
+def test_another_file_size_limit_reads_the_catalog_again(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = reuse.load(aged_catalog.root, max_file_bytes=1 << 20)
+    assert reuse.load(aged_catalog.root, max_file_bytes=1 << 21) is not first
