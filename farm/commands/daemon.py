@@ -41,6 +41,8 @@ def start_command(
     ),
 ) -> None:
     """Start this home's daemon, warm it up, and return once it serves (a no-op if one runs)."""
+    if not sys.platform.startswith("linux"):
+        raise fail("farm daemon needs Linux (its socket checks its client's user with SO_PEERCRED)")
     home = _home()
     socket_path = home / protocol.SOCKET_NAME
     running = ask(socket_path, {"op": "status"})

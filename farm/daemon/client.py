@@ -19,6 +19,9 @@ from farm.daemon import protocol
 
 # Commands the daemon runs; every other command runs in its own process.
 SERVED_COMMANDS = frozenset({"run"})
+# The daemon accepts or refuses within about a second (it waits that long for a busy command to
+# end); a daemon that says nothing for this long is wedged, and the command runs here.
+FIRST_ANSWER_SECONDS = 60.0
 
 
 def serves(arguments: Sequence[str]) -> bool:
@@ -36,7 +39,7 @@ def run_in_daemon(arguments: Sequence[str]) -> int | None:
     if not os.path.exists(socket_path):
         return None
     try:
-        connection = protocol.connect(socket_path)
+        connection = protocol.connect(socket_path, timeout=FIRST_ANSWER_SECONDS)
     except OSError:
         return None  # a socket left by a daemon that died: the command runs here
     with connection:
@@ -47,6 +50,7 @@ def run_in_daemon(arguments: Sequence[str]) -> int | None:
             return None
         if first is None or first[0] != protocol.ACCEPTED:
             return None
+        connection.settimeout(None)  # a command takes as long as it takes
         return _relay(connection, socket_path)
 
 

@@ -94,6 +94,7 @@ class Daemon:
         finally:
             listener.close()
             self._remove_socket()
+            self._refuse_waiting_commands()
             _stop_workers()
             _log(f"stopped: {self._stop_reason or 'interrupted'}")
 
@@ -136,6 +137,17 @@ class Daemon:
             finally:
                 self._last_command = time.monotonic()
                 self._busy.release()
+
+    def _refuse_waiting_commands(self) -> None:
+        """A command handed over as the daemon stopped: its client runs it itself."""
+        while True:
+            try:
+                command = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            with contextlib.suppress(OSError):
+                protocol.send_json(command.connection, protocol.REFUSED, {"reason": "stopping"})
+            command.connection.close()
 
     def _stop_if_unwanted(self) -> None:
         if not self._socket_is_ours():
@@ -236,7 +248,18 @@ class Daemon:
         try:
             protocol.send_frame(connection, protocol.ACCEPTED)
             watcher.start()
-            code = self._in_client_context(connection, request)
+            try:
+                code = self._in_client_context(connection, request)
+            except Exception as error:  # noqa: BLE001 - the daemon's own failure, not the command's
+                _log(f"could not run farm {' '.join(request['argv'])}:\n{traceback.format_exc()}")
+                with contextlib.suppress(OSError):
+                    protocol.send_frame(
+                        connection,
+                        protocol.STDERR,
+                        f"Error: the farm daemon could not run the command ({type(error).__name__}: {error}); "
+                        f"see {self.home / protocol.LOG_NAME}, or run it with FARM_DAEMON=off\n".encode(),
+                    )
+                code = 1
             self.served += 1
             _log(
                 f"farm {' '.join(request['argv'])} in {request['cwd']}: exit {code}, {time.monotonic() - started:.2f} s"

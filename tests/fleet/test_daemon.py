@@ -355,3 +355,28 @@ def test_a_run_the_daemon_serves_imports_only_the_standard_library_and_the_daemo
         "sitecustomize",
         "_distutils_hack",
     }
+
+
+def test_a_command_the_daemon_cannot_set_up_fails_with_one_error_line_and_the_daemon_serves_on(
+    farm: Farm, catalog: Catalog
+) -> None:
+    farm.start()
+    request = {
+        "op": "command",
+        "argv": ["run", "catalog"],
+        "cwd": str(farm.cwd / "gone"),  # a working directory the daemon cannot enter
+        "env": farm.env,
+        "fingerprint": protocol.code_fingerprint(),
+    }
+    frames = []
+    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=60) as connection:
+        protocol.send_json(connection, protocol.REQUEST, request)
+        while (frame := protocol.receive_frame(connection)) is not None:
+            frames.append(frame)
+    assert [kind for kind, _ in frames] == [protocol.ACCEPTED, protocol.STDERR, protocol.EXIT]
+    message = frames[1][1].decode()
+    assert message.startswith("Error: the farm daemon could not run the command (FileNotFoundError")
+    assert message.count("\n") == 1
+    assert json.loads(frames[2][1]) == {"code": 1}
+    assert _counts(farm.run_json("catalog")) == (11, 0, 0)
+    assert farm.served() == 2
