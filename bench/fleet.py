@@ -16,7 +16,9 @@ in one run:
 - the no-change re-run with each executor (every target a cache hit), and the local one as a
   percentage of the local full run;
 - both again through ``farm daemon`` (started and warmed up beforehand, as the Celery worker is):
-  the local executor with the imports, the pool's workers and their caches already warm;
+  the local executor with the imports, the pool's workers and their caches already warm, and
+  Celery with the planning side warm (on the same catalog with every image retagged, so every
+  target renders again);
 - planning (``farm plan``'s path, the one ``farm run`` plans with) at 2,000 and 100,000 targets,
   in targets per second (``--plan-only`` measures only this, ``--no-plan`` skips it);
 - each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
@@ -389,17 +391,24 @@ class Farm:
 
 
 def _daemon_runs(
-    env: dict[str, str], work: Path, catalog: Path, n: int
+    env: dict[str, str],
+    work: Path,
+    catalog: Path,
+    n: int,
+    executor: str = "local",
+    sampler_root: int | None = None,
 ) -> tuple[float, float, MemorySampler]:
     """The full run and the no-change re-run through ``farm daemon``, started (and warmed up)
-    beforehand on a migrated database, as the Celery worker is; stopped afterwards."""
+    beforehand on a migrated database, as the Celery worker is; stopped afterwards. The memory
+    sampled is the daemon's tree's (the local pool), or ``sampler_root``'s (the Celery worker)."""
     farm = Farm(env, work)
     farm.run("db", "upgrade")
     started = farm.run("daemon", "start", "--idle", "600").stdout  # "… (pid N); log: …"
     try:
         pid = int(started.rsplit("(pid ", 1)[1].split(")")[0])
-        seconds, memory = farm.timed_run(catalog, "local", {"succeeded": n}, sampler_root=pid)
-        rerun_seconds, _ = farm.timed_run(catalog, "local", {"cached": n})
+        root = pid if sampler_root is None else sampler_root
+        seconds, memory = farm.timed_run(catalog, executor, {"succeeded": n}, sampler_root=root)
+        rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n})
         served = farm.run("daemon", "status").stdout
         if "2 commands served" not in served:  # both runs must have gone through the daemon
             raise RuntimeError(f"the daemon did not serve both runs: {served}")
@@ -407,6 +416,14 @@ def _daemon_runs(
         farm.run("daemon", "stop")
     assert memory is not None
     return seconds, rerun_seconds, memory
+
+
+def retag_catalog(root: Path) -> None:
+    """Another image registry in every application: every target renders again, the catalog's
+    shape unchanged. Waits out the racy second, so a daemon may reuse the loaded catalog."""
+    for app in (root / "applications").glob("*/app.yaml"):
+        app.write_text(app.read_text().replace("ghcr.io/example/", "ghcr.io/example-retagged/"))
+    time.sleep(1.1)
 
 
 def _snapshot_source(root: Path) -> Path:
@@ -740,6 +757,10 @@ def main() -> int:
                         catalog, "celery", {"succeeded": n}, sampler_root=worker_pid
                     )
                     celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
+                    retag_catalog(catalog)  # the same fleet, all new outputs, for the daemon's full run
+                    celery_daemon_seconds, celery_daemon_rerun_seconds, _ = _daemon_runs(
+                        celery_env, work, catalog, n, "celery", sampler_root=worker_pid
+                    )
             finally:
                 forget_queue(options.broker, queue)
         celery_floor = core_seconds / options.celery_processes
@@ -750,6 +771,14 @@ def main() -> int:
         print(
             f"  no-change re-run:            {celery_rerun_seconds:8.2f} s  "
             f"ratio {celery_rerun_seconds / celery_floor:.2f}"
+        )
+        print(
+            f"farm run, celery, daemon:      {celery_daemon_seconds:8.2f} s  "
+            f"ratio {celery_daemon_seconds / celery_floor:.2f} (planning in a daemon started beforehand)"
+        )
+        print(
+            f"  no-change re-run:            {celery_daemon_rerun_seconds:8.2f} s  "
+            f"ratio {celery_daemon_rerun_seconds / celery_floor:.2f}"
         )
         assert celery_memory is not None
         print(
@@ -763,6 +792,9 @@ def main() -> int:
         "celery_ratio": round(celery_seconds / celery_floor, 2),
         "celery_rerun_seconds": round(celery_rerun_seconds, 3),
         "celery_rerun_ratio": round(celery_rerun_seconds / celery_floor, 2),
+        "celery_daemon_seconds": round(celery_daemon_seconds, 3),
+        "celery_daemon_ratio": round(celery_daemon_seconds / celery_floor, 2),
+        "celery_daemon_rerun_seconds": round(celery_daemon_rerun_seconds, 3),
         "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
         "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
         "bench_seconds": round(time.perf_counter() - started, 1),

@@ -412,24 +412,30 @@ def _same_user(connection: socket.socket) -> bool:
 
 
 def _warm_up() -> None:
-    """Import what ``farm run`` imports, start the local pool's forkserver and its workers."""
+    """Import what ``farm run`` imports; for the local executor, start the pool's forkserver and
+    workers, for Celery, import its client (the executor the settings choose by default)."""
     import importlib
-    from multiprocessing import forkserver
 
     from farm.catalog.reuse import keep_loaded_catalogs
     from farm.evidence.keys import load_configured_signer
-    from farm.scheduler.executors import keep_local_pool
-    from farm.scheduler.warmup import forkserver_context
+    from farm.scheduler.executors import CeleryQueue, keep_local_pool, uses_celery
     from farm.settings import load_settings
 
     for module in ("farm.cli", "farm.commands.run", "farm.scheduler.planner", "rich.progress"):
         importlib.import_module(module)
     settings = load_settings()
+    keep_loaded_catalogs()
+    if uses_celery(settings):
+        CeleryQueue(settings)  # imports Celery and checks the broker setting; connects on first send
+        return
+    from multiprocessing import forkserver
+
+    from farm.scheduler.warmup import forkserver_context
+
     forkserver_context()
     forkserver.ensure_running()
     load_configured_signer(settings)  # as farm run would before its first job
     keep_local_pool().warm(settings)
-    keep_loaded_catalogs()
 
 
 def _stop_workers() -> None:

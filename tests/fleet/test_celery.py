@@ -306,6 +306,28 @@ def test_a_full_run_completes_on_celery_workers(celery_farm: CeleryFarm, tmp_pat
     assert output.returncode == 0 and "host: app-2.example.com" in output.stdout
 
 
+def test_a_celery_run_handed_to_the_farm_daemon_is_planned_there_and_rendered_by_the_worker(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    celery_farm.start_worker()
+    started = celery_farm.farm("daemon", "start", "--idle", "300")
+    assert started.returncode == 0, started.stderr
+    try:
+        summary = celery_farm.farm_json("run", str(catalog.root))  # Celery: the broker is set
+        assert summary["state"] == "completed"
+        assert summary["counts"]["succeeded"] == 11
+        assert all(
+            name.startswith("celery@") for name in _celery_workers(celery_farm.jobs(summary["run_id"]))
+        )
+        status = celery_farm.farm("daemon", "status")
+        assert "1 commands served" in status.stdout, status.stdout
+        log = (tmp_path / ".farm" / "daemon.log").read_text()
+        assert f"farm run {catalog.root} --json in {tmp_path}: exit 0" in log
+    finally:
+        celery_farm.farm("daemon", "stop")
+
+
 def test_incremental_runs_on_celery_render_only_what_changed(celery_farm: CeleryFarm, tmp_path: Path) -> None:
     catalog = make_catalog(tmp_path / "catalog")
     celery_farm.start_worker()
