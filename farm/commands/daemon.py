@@ -53,7 +53,8 @@ def start_command(
         make_private_folder(home)
     if foreground:
         try:
-            Daemon(home, idle).serve()
+            with reported_errors():  # a missing key, a bad setting: one Error: line (in the log)
+                Daemon(home, idle).serve()
         except DaemonRunning as running_one:
             raise fail(str(running_one)) from None
         return
@@ -85,7 +86,7 @@ def _start_detached(home: Path, idle: float) -> int:
 
 def _last_line(path: Path) -> str:
     lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    return lines[-1].strip() if lines else "it wrote nothing"
+    return lines[-1].strip().removeprefix("Error: ") if lines else "it wrote nothing"
 
 
 @daemon_app.command("stop")

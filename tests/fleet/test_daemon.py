@@ -68,6 +68,16 @@ class Farm:
     def log(self) -> str:
         return (self.home / protocol.LOG_NAME).read_text()
 
+    def command_request(self, *, cwd: Path | None = None, fingerprint: str | None = None) -> dict:
+        """What ``farm run catalog`` sends the daemon, spoken here over the protocol directly."""
+        return {
+            "op": "command",
+            "argv": ["run", "catalog"],
+            "cwd": str(cwd or self.cwd),
+            "env": self.env,
+            "fingerprint": fingerprint or protocol.code_fingerprint(),
+        }
+
     def run_json(self, catalog: Path | str, env: dict[str, str] | None = None) -> dict:
         result = self("run", str(catalog), "--json", env=env)
         assert result.returncode == 0, result.stderr
@@ -201,13 +211,7 @@ def test_variables_a_shell_changes_between_commands_do_not_count_as_another_envi
 
 def test_a_daemon_asked_by_a_client_with_other_farm_code_refuses_and_stops(farm: Farm) -> None:
     pid = farm.start()
-    request = {
-        "op": "command",
-        "argv": ["run", "catalog"],
-        "cwd": str(farm.cwd),
-        "env": farm.env,
-        "fingerprint": "0" * 64,
-    }
+    request = farm.command_request(fingerprint="0" * 64)
     with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
         kind, payload = protocol.receive_frame(connection) or (b"", b"")
@@ -222,13 +226,7 @@ def test_a_client_that_goes_away_interrupts_its_command_and_the_daemon_serves_th
     farm: Farm, catalog: Catalog
 ) -> None:
     farm.start()
-    request = {
-        "op": "command",
-        "argv": ["run", "catalog"],
-        "cwd": str(farm.cwd),
-        "env": farm.env,
-        "fingerprint": protocol.code_fingerprint(),
-    }
+    request = farm.command_request()
     with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
         frame = protocol.receive_frame(connection)
@@ -298,6 +296,19 @@ def test_a_daemon_start_with_a_bad_setting_is_one_error_line_naming_it(farm: Far
     assert farm.status() is None
 
 
+def test_a_daemon_start_with_a_missing_signing_key_is_one_error_line_naming_the_file(
+    farm: Farm, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such.key"
+    result = farm("daemon", "start", env={**farm.env, "FARM_SIGNING_KEY": str(missing)})
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: the farm daemon did not start: ")
+    assert result.stderr.count("\n") == 1
+    assert str(missing) in result.stderr
+    assert "Traceback" not in farm.log()
+    assert farm.status() is None
+
+
 def test_a_run_after_the_signing_key_is_replaced_signs_with_the_new_key(
     tmp_path: Path, catalog: Catalog
 ) -> None:
@@ -361,13 +372,7 @@ def test_a_command_the_daemon_cannot_set_up_fails_with_one_error_line_and_the_da
     farm: Farm, catalog: Catalog
 ) -> None:
     farm.start()
-    request = {
-        "op": "command",
-        "argv": ["run", "catalog"],
-        "cwd": str(farm.cwd / "gone"),  # a working directory the daemon cannot enter
-        "env": farm.env,
-        "fingerprint": protocol.code_fingerprint(),
-    }
+    request = farm.command_request(cwd=farm.cwd / "gone")  # a folder the daemon cannot enter
     frames = []
     with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=60) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
