@@ -25,6 +25,7 @@ from farm.store.context import open_storage
 from farm.store.db import read_scope
 
 from .conftest import Catalog, FleetEnv, make_catalog
+from .test_bounded_renders import write_heavy_app
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -182,6 +183,30 @@ def _batch_sizes(home: Path, run_id: str) -> list[int]:
         ).all()
     storage.close()
     return sorted((job_ids.count(job) for job in set(job_ids)), reverse=True)
+
+
+def test_a_client_that_finds_the_daemon_busy_runs_the_command_itself(farm: Farm, tmp_path: Path) -> None:
+    slow = make_catalog(farm.cwd / "slow", apps=1)
+    write_heavy_app(slow)  # seconds of rendering per target: the daemon stays busy
+    quick = make_catalog(farm.cwd / "quick")
+    farm.start()
+    first = subprocess.Popen(
+        [*FARM, "run", "slow", "--json"], env=farm.env, cwd=farm.cwd, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (farm.status() or {}).get("busy") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (farm.status() or {}).get("busy"), "the daemon never took the slow run"
+        second = farm.run_json(quick.root.name)
+        rendered, cached, failed = _counts(second)  # app-0 may be cached from the slow run
+        assert (rendered + cached, failed) == (11, 0)
+        assert "refused ['run', 'quick', '--json']: busy with another command" in farm.log()
+    finally:
+        stdout, _ = first.communicate(timeout=180)
+    assert first.returncode == 0
+    assert _counts(json.loads(stdout)) == (5, 0, 0)
+    assert farm.served() == 1
 
 
 def test_variables_a_shell_changes_between_commands_do_not_count_as_another_environment() -> None:
