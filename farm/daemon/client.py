@@ -10,6 +10,7 @@ daemon only ever makes a command faster, never different.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import sys
@@ -91,10 +92,8 @@ def _relay(connection: object, socket_path: str) -> int:
                 _flush()
                 return int(json.loads(payload)["code"])
             stream = outputs.get(kind)
-            if stream is not None:
-                stream.flush()
-                stream.buffer.write(payload)
-                stream.buffer.flush()
+            if stream is not None and not _write(stream, payload):
+                del outputs[kind]  # its reader went away (farm run | head): the rest is dropped
     except KeyboardInterrupt:
         return 130  # closing the connection tells the daemon to stop the command
     except (OSError, protocol.ProtocolError):
@@ -106,6 +105,20 @@ def _relay(connection: object, socket_path: str) -> int:
         "then check the run with farm runs (or run with FARM_DAEMON=off)\n"
     )
     return 1
+
+
+def _write(stream: io.TextIOWrapper, payload: bytes) -> bool:
+    """Write to one of this process's streams; False once its reader has gone away, with the
+    stream pointed at /dev/null so the interpreter's last flush does not complain."""
+    try:
+        stream.flush()
+        stream.buffer.write(payload)
+        stream.buffer.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        return False
+    return True
 
 
 def _flush() -> None:

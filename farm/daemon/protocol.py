@@ -19,7 +19,6 @@ import socket
 import struct
 import sys
 from collections.abc import Mapping
-from typing import Any
 
 SOCKET_NAME = "daemon.sock"
 LOG_NAME = "daemon.log"
@@ -86,7 +85,7 @@ def send_frame(connection: socket.socket, kind: bytes, payload: bytes = b"") -> 
     connection.sendall(_HEADER.pack(kind, len(payload)) + payload)
 
 
-def send_json(connection: socket.socket, kind: bytes, value: Any) -> None:
+def send_json(connection: socket.socket, kind: bytes, value: object) -> None:
     send_frame(connection, kind, json.dumps(value).encode())
 
 

@@ -410,3 +410,26 @@ def test_a_command_the_daemon_cannot_set_up_fails_with_one_error_line_and_the_da
     assert json.loads(frames[2][1]) == {"code": 1}
     assert _counts(farm.run_json("catalog")) == (11, 0, 0)
     assert farm.served() == 2
+
+
+def test_a_reader_that_closes_the_output_early_gets_no_error_from_the_client(
+    farm: Farm, catalog: Catalog
+) -> None:
+    farm.start()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # farm run | head -0: nobody reads what the command prints
+    try:
+        result = subprocess.run(
+            [*FARM, "run", "catalog", "--json"],
+            env=farm.env,
+            cwd=farm.cwd,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert farm.served() == 1
