@@ -46,9 +46,12 @@ def start_command(
     home = _home()
     socket_path = home / protocol.SOCKET_NAME
     running = ask(socket_path, {"op": "status"})
-    if running is not None:
+    if running is not None and running["same_code"]:
         typer.echo(f"farm daemon already running for {home} (pid {running['pid']})")
         return
+    if running is not None:  # it runs older farm code: replaced by one of this code
+        _stop(home)
+        typer.echo(f"farm daemon pid {running['pid']} ran other farm code: stopped")
     with reported_errors():
         make_private_folder(home)
     if foreground:
@@ -93,17 +96,22 @@ def _last_line(path: Path) -> str:
 def stop_command() -> None:
     """Stop this home's daemon once its current command (if any) has ended."""
     home = _home()
+    pid = _stop(home)
+    typer.echo(f"farm daemon stopped (pid {pid})" if pid is not None else f"no farm daemon runs for {home}")
+
+
+def _stop(home: Path) -> int | None:
+    """Ask this home's daemon to stop and wait until it has; its pid, None when none ran."""
     status = ask(home / protocol.SOCKET_NAME, {"op": "stop"})
     if status is None:
-        typer.echo(f"no farm daemon runs for {home}")
-        return
+        return None
     pid = int(status["pid"])
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
     while _alive(pid):
         if time.monotonic() >= deadline:
             raise fail(f"the farm daemon (pid {pid}) did not stop within {STOP_TIMEOUT_SECONDS:g} s")
         time.sleep(0.05)
-    typer.echo(f"farm daemon stopped (pid {pid})")
+    return pid
 
 
 def _alive(pid: int) -> bool:

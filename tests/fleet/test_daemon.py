@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from .test_bounded_renders import write_heavy_app
 pytestmark = pytest.mark.timeout(240)
 
 FARM = [sys.executable, "-m", "farm"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _base_environment() -> dict[str, str]:
@@ -50,8 +52,8 @@ class Farm:
             [*FARM, *args], env=env or self.env, cwd=self.cwd, capture_output=True, text=True, timeout=180
         )
 
-    def start(self, *extra: str) -> int:
-        result = self("daemon", "start", "--idle", "300", *extra)
+    def start(self, *extra: str, env: dict[str, str] | None = None) -> int:
+        result = self("daemon", "start", "--idle", "300", *extra, env=env)
         assert result.returncode == 0, result.stderr
         status = self.status()
         assert status is not None
@@ -294,6 +296,24 @@ def test_a_second_start_reports_the_daemon_already_running(farm: Farm) -> None:
     assert status.returncode == 0
     assert status.stdout.startswith(f"farm daemon pid {pid} serves {farm.home}: up ")
     assert "0 commands served" in status.stdout
+
+
+def test_start_replaces_a_daemon_that_runs_other_farm_code(farm: Farm, tmp_path: Path) -> None:
+    # a daemon of another install: the farm package copied elsewhere, first on its import path
+    source = tmp_path / "other-release"
+    shutil.copytree(ROOT / "farm", source / "farm", ignore=shutil.ignore_patterns("__pycache__"))
+    old = farm.start(env={**farm.env, "PYTHONPATH": str(source)})
+    status = farm.status()
+    assert status is not None and not status["same_code"]
+    started = farm("daemon", "start", "--idle", "300")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.startswith(
+        f"farm daemon pid {old} ran other farm code: stopped\nfarm daemon started for "
+    )
+    assert not _process_exists(old)
+    status = farm.status()
+    assert status is not None and status["same_code"] and status["pid"] != old
+    farm.started.append(int(status["pid"]))
 
 
 def test_a_daemon_whose_socket_is_removed_stops_itself(farm: Farm) -> None:
