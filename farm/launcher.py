@@ -1,4 +1,4 @@
-"""The ``farm`` executable: hand ``farm run`` to this home's daemon when one serves it, else run
+"""The ``farm`` executable: hand ``farm run`` and ``farm plan`` to this home's daemon when one serves it, else run
 the CLI here. Importing this module costs only the standard library (``farm/daemon/protocol.py``)."""
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ Variables:
   a render past it is stopped and its target fails with ``render.timeout``.
 - ``FARM_RENDER_MEMORY_MIB``: MiB of address space one render may add to its worker (default
   1024); a render that needs more is stopped and its target fails with ``render.memory``.
-- ``FARM_DAEMON``: ``on`` (default): ``farm run`` is handed to this home's ``farm daemon`` when
-  one runs; ``off``: never.
+- ``FARM_DAEMON``: ``on`` (default): ``farm run`` and ``farm plan`` are handed to this home's
+  ``farm daemon`` when one runs; ``off``: never.
 - ``FARM_CATALOG_MAX_FILE_BYTES``: the largest catalog file the loader reads (default 4 MiB);
   a larger one is refused with its application or ClusterProfile.
 """
@@ -107,7 +107,7 @@ class FarmSettings(BaseSettings):
     render_memory_mib: int = Field(default=1024, ge=16)
     catalog_max_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
     api_read_requires_token: bool = False
-    # off: farm run never hands itself to a farm daemon (FARM_DAEMON; read by farm/daemon/client.py)
+    # off: farm run and farm plan never go to a farm daemon (FARM_DAEMON; read by farm/daemon/client.py)
     daemon: Literal["on", "off"] = "on"
 
     @model_validator(mode="before")

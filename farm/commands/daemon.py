@@ -1,4 +1,4 @@
-"""``farm daemon start|stop|status``: the resident process that runs ``farm run`` warm."""
+"""``farm daemon start|stop|status``: the resident process that runs ``farm run`` and ``farm plan`` warm."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from farm.daemon.server import Daemon, DaemonRunning, ask
 from farm.settings import load_settings, make_private_folder
 
 daemon_app = typer.Typer(
-    help="A resident process per FARM_HOME that runs farm run with its imports and local workers "
+    help="A resident process per FARM_HOME that runs farm run and farm plan with its imports and local workers "
     "already warm (FARM_DAEMON=off: never use it).",
     no_args_is_help=True,
 )

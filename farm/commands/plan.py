@@ -12,7 +12,8 @@ from pathlib import Path
 
 import typer
 
-from farm.catalog import CatalogError, CatalogSnapshot, load_catalog
+from farm.catalog import CatalogError, CatalogSnapshot
+from farm.catalog.reuse import load_catalog_reusing
 from farm.commands._support import fail, reported_errors
 from farm.scheduler.preview import (
     Baseline,
@@ -31,7 +32,7 @@ SHOWN_PER_CAUSE = 20
 
 def _load(catalog: Path, option: str) -> CatalogSnapshot:
     try:
-        return load_catalog(catalog, max_file_bytes=load_settings().catalog_max_file_bytes)
+        return load_catalog_reusing(catalog, max_file_bytes=load_settings().catalog_max_file_bytes)
     except CatalogError as exc:
         for problem in exc.problems[:-1]:
             typer.echo(f"Error: {option}{problem}", err=True)

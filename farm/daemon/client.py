@@ -1,4 +1,4 @@
-"""The client side of the farm daemon: hand ``farm run`` to the daemon of this ``FARM_HOME`` when
+"""The client side of the farm daemon: hand ``farm run`` or ``farm plan`` to the daemon of this ``FARM_HOME`` when
 one is running the same code with the same environment, and relay its output and exit status.
 
 Standard library only (see ``farm/daemon/protocol.py``). Whenever the daemon cannot serve the
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from farm.daemon import protocol
 
 # Commands the daemon runs; every other command runs in its own process.
-SERVED_COMMANDS = frozenset({"run"})
+SERVED_COMMANDS = frozenset({"run", "plan"})
 # The daemon accepts or refuses within about a second (it waits that long for a busy command to
 # end); a daemon that says nothing for this long is wedged, and the command runs here.
 FIRST_ANSWER_SECONDS = 60.0
@@ -102,7 +102,7 @@ def _relay(connection: object, socket_path: str) -> int:
     log = os.path.join(os.path.dirname(socket_path), protocol.LOG_NAME)
     sys.stderr.write(
         f"Error: the farm daemon went away before the command ended; see {log}, "
-        "then check the run with farm runs (or run with FARM_DAEMON=off)\n"
+        "then check with farm runs (or run the command with FARM_DAEMON=off)\n"
     )
     return 1
 

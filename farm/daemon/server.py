@@ -1,4 +1,5 @@
-"""The farm daemon: one resident process per ``FARM_HOME`` that runs ``farm run`` for clients.
+"""The farm daemon: one resident process per ``FARM_HOME`` that runs ``farm run`` and ``farm plan``
+for clients.
 
 A ``farm run`` in a fresh process spends about a second before its first job on this kind of
 machine (imports, the pool's forkserver and workers) and most of a no-change re-run on imports.
@@ -88,7 +89,9 @@ class Daemon:
         _warm_up()
         listener = self._listen()
         threading.Thread(target=self._accept, args=(listener,), name="daemon-accept", daemon=True).start()
-        _log(f"serving farm run for {self.home} (pid {os.getpid()}, idle timeout {self.idle_seconds:g} s)")
+        _log(
+            f"serving farm run and farm plan for {self.home} (pid {os.getpid()}, idle timeout {self.idle_seconds:g} s)"
+        )
         try:
             self._main_loop()
         finally:
@@ -421,7 +424,13 @@ def _warm_up() -> None:
     from farm.scheduler.executors import CeleryQueue, keep_local_pool, uses_celery
     from farm.settings import load_settings
 
-    for module in ("farm.cli", "farm.commands.run", "farm.scheduler.planner", "rich.progress"):
+    for module in (
+        "farm.cli",
+        "farm.commands.run",
+        "farm.commands.plan",
+        "farm.scheduler.planner",
+        "rich.progress",
+    ):
         importlib.import_module(module)
     settings = load_settings()
     keep_loaded_catalogs()

@@ -154,6 +154,21 @@ def test_farm_run_through_the_daemon_renders_signs_and_caches_like_a_run_of_its_
         assert "FARM_DAEMON" not in farm.log()  # it never asked: no refusal was logged
 
 
+def test_farm_plan_through_the_daemon_prints_what_it_prints_in_its_own_process(
+    farm: Farm, catalog: Catalog
+) -> None:
+    farm.start()
+    assert _counts(farm.run_json("catalog")) == (11, 0, 0)
+    catalog.write_app("app-1", image="ghcr.io/example/app:v2.0.0")
+    served = farm("plan", "catalog")
+    by_itself = farm("plan", "catalog", env={**farm.env, "FARM_DAEMON": "off"})
+    assert farm.served() == 2
+    assert served.returncode == by_itself.returncode == 2  # something would render: the CI gate's status
+    assert served.stdout == by_itself.stdout
+    assert "would render 3 of 11 targets" in served.stdout
+    assert served.stderr == by_itself.stderr == ""
+
+
 def test_the_daemon_relays_a_failing_command_s_error_line_and_exit_status(farm: Farm) -> None:
     farm.start()
     result = farm("run", "no-such-catalog")
