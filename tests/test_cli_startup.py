@@ -51,6 +51,7 @@ def test_farm_build_renders_without_importing_the_database_celery_or_s3_stacks(t
     imported = _imported_top_level(result.stderr.decode())
     assert "farm" in imported
     assert imported & HEAVY == set()
+    assert "farm.daemon" not in result.stderr.decode()  # only run and plan look for a daemon
 
 
 def test_the_import_check_sees_the_storage_stack_a_storage_command_imports(tmp_path: Path) -> None:

@@ -17,9 +17,8 @@ import sys
 from collections.abc import Sequence
 
 from farm.daemon import protocol
+from farm.launcher import SERVED_COMMANDS
 
-# Commands the daemon runs; every other command runs in its own process.
-SERVED_COMMANDS = frozenset({"run", "plan"})
 # The daemon accepts or refuses within about a second (it waits that long for a busy command to
 # end); a daemon that says nothing for this long is wedged, and the command runs here.
 FIRST_ANSWER_SECONDS = 60.0

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.daemon import protocol
-from farm.daemon.client import SERVED_COMMANDS
+from farm.launcher import SERVED_COMMANDS
 from farm.scheduler.interrupts import clear_stop_request, request_stop
 
 _PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid (struct ucred)
