@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -136,18 +137,30 @@ def _not_a_zombie(pid: int) -> bool:
 
 
 @daemon_app.command("status")
-def status_command() -> None:
+def status_command(
+    as_json: bool = typer.Option(False, "--json", help="print the status as one JSON object"),
+) -> None:
     """Say whether a daemon serves this home (exit status 3 when none does)."""
     home = _home()
     status = ask(home / protocol.SOCKET_NAME, {"op": "status"})
     if status is None:
-        typer.echo(f"no farm daemon runs for {home}")
+        typer.echo(
+            json.dumps({"running": False, "home": str(home)})
+            if as_json
+            else f"no farm daemon runs for {home}"
+        )
         raise typer.Exit(NOT_RUNNING)
+    if as_json:
+        typer.echo(
+            json.dumps({"running": True, **status, "log": str(home / protocol.LOG_NAME)}, sort_keys=True)
+        )
+        return
     up = time.time() - float(status["started"])
     idle = f"{status['idle_seconds']:g} s" if status["idle_seconds"] else "never"
+    memory = f", {status['rss_mib']:g} MiB resident" if status.get("rss_mib") is not None else ""
     typer.echo(
         f"farm daemon pid {status['pid']} serves {status['home']}: up {up:.0f} s, "
-        f"{status['served']} commands served{', busy' if status['busy'] else ''}; idle timeout {idle}; "
+        f"{status['served']} commands served{', busy' if status['busy'] else ''}{memory}; idle timeout {idle}; "
         f"log: {home / protocol.LOG_NAME}"
     )
     if not status["same_code"]:

@@ -238,6 +238,7 @@ class Daemon:
             "idle_seconds": self.idle_seconds,
             "busy": self._busy.locked(),
             "same_code": request.get("fingerprint") == self.fingerprint,
+            "rss_mib": _resident_mib(),
         }
 
     # -- running a command (the main thread) ----------------------------------------------------
@@ -406,6 +407,16 @@ def _root_logging_kept() -> Any:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
+
+
+def _resident_mib() -> float | None:
+    """This process's resident memory in MiB (Linux), None where unknown: the daemon keeps the
+    last catalog it loaded, so its size is worth showing."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return round(int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20), 1)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _same_user(connection: socket.socket) -> bool:

@@ -297,6 +297,9 @@ def test_stop_ends_the_daemon_and_later_runs_render_in_their_own_process(
     status = farm("daemon", "status")
     assert status.returncode == 3
     assert status.stdout == f"no farm daemon runs for {farm.home}\n"
+    as_json = farm("daemon", "status", "--json")
+    assert as_json.returncode == 3
+    assert json.loads(as_json.stdout) == {"running": False, "home": str(farm.home)}
     assert _counts(farm.run_json("catalog")) == (11, 0, 0)
     again = farm("daemon", "stop")
     assert (again.returncode, again.stdout) == (0, f"no farm daemon runs for {farm.home}\n")
@@ -311,6 +314,11 @@ def test_a_second_start_reports_the_daemon_already_running(farm: Farm) -> None:
     assert status.returncode == 0
     assert status.stdout.startswith(f"farm daemon pid {pid} serves {farm.home}: up ")
     assert "0 commands served" in status.stdout
+    assert " MiB resident; idle timeout 300 s" in status.stdout
+    as_json = json.loads(farm("daemon", "status", "--json").stdout)
+    assert as_json["running"] is True and as_json["pid"] == pid and as_json["served"] == 0
+    assert as_json["same_code"] is True and as_json["rss_mib"] > 0
+    assert as_json["log"] == str(farm.home / protocol.LOG_NAME)
 
 
 def test_start_replaces_a_daemon_that_runs_other_farm_code(farm: Farm, tmp_path: Path) -> None:
