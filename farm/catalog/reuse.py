@@ -60,24 +60,24 @@ class CatalogReuse:
 def tree_state(root: Path) -> TreeState | None:
     """The state of every entry under ``root`` (and of ``root``), sorted by path; None when the
     folder holds a symbolic link or cannot be walked."""
-    entries = []
     try:
-        entries.append(_entry_state(root, "."))
+        root_state = _entry_state(root, ".")
+        if root_state is None:
+            return None
+        entries = [root_state]
         for folder, folders, files in os.walk(root, onerror=_raise):
             for name in folders + files:
                 path = os.path.join(folder, name)
-                entry = _entry_state(Path(path), os.path.relpath(path, root))
+                entry = _entry_state(path, os.path.relpath(path, root))
                 if entry is None:
                     return None
                 entries.append(entry)
     except OSError:
         return None
-    if entries[0] is None:
-        return None
-    return tuple(sorted(entries))  # type: ignore[arg-type]
+    return tuple(sorted(entries))
 
 
-def _entry_state(path: Path, relative: str) -> tuple[str, int, int, int, int, int] | None:
+def _entry_state(path: str | Path, relative: str) -> tuple[str, int, int, int, int, int] | None:
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
         return None

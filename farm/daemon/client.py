@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -25,10 +26,14 @@ FIRST_ANSWER_SECONDS = 60.0
 
 
 def serves(arguments: Sequence[str]) -> bool:
-    """Whether ``farm ARGUMENTS`` may be handed to a daemon (``FARM_DAEMON=off`` says never)."""
-    if os.environ.get("FARM_DAEMON") == "off":
-        return False
-    return bool(arguments) and arguments[0] in SERVED_COMMANDS and "--help" not in arguments
+    """Whether ``farm ARGUMENTS`` may be handed to a daemon: one of the commands it serves
+    (``farm.launcher.SERVED_COMMANDS``), not asking for help, and ``FARM_DAEMON`` not ``off``."""
+    return (
+        os.environ.get("FARM_DAEMON") != "off"
+        and bool(arguments)
+        and arguments[0] in SERVED_COMMANDS
+        and "--help" not in arguments
+    )
 
 
 def run_in_daemon(arguments: Sequence[str]) -> int | None:
@@ -78,12 +83,12 @@ def _isatty(stream: object) -> bool:
     return bool(isatty and isatty())
 
 
-def _relay(connection: object, socket_path: str) -> int:
+def _relay(connection: socket.socket, socket_path: str) -> int:
     """Copy the daemon's output frames to this process's streams until its exit frame."""
     outputs = {protocol.STDOUT: sys.stdout, protocol.STDERR: sys.stderr}
     try:
         while True:
-            frame = protocol.receive_frame(connection)  # type: ignore[arg-type]
+            frame = protocol.receive_frame(connection)
             if frame is None:
                 break
             kind, payload = frame

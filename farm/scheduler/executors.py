@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -19,8 +19,8 @@ from farm.scheduler.warmup import forkserver_context
 from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
 RENDER_TASK = "farm.render_job"
-_CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
 QUALIFY_TASK = "farm.qualification.qualify"
+_CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
 _worker_state: dict = {}
 
 
@@ -62,18 +62,17 @@ def run_local(
     jobs: Sequence[tuple[str, str]],
     *,
     processes: int | None = None,
-    on_done: Callable[[], None] | None = None,
 ) -> None:
     """Run the jobs on a process pool using every core; returns when all have finished. In the
     farm daemon the pool is its resident one (``keep_local_pool``), started once for many runs."""
     if not jobs:
         return
     if _resident is not None:
-        _resident.run(settings, jobs, processes=processes, on_done=on_done)
+        _resident.run(settings, jobs, processes=processes)
         return
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
     with _new_pool(settings, workers) as pool:
-        _run_on(pool, jobs, on_done)
+        _run_on(pool, jobs)
 
 
 def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
@@ -88,9 +87,7 @@ def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
     )
 
 
-def _run_on(
-    pool: ProcessPoolExecutor, jobs: Sequence[tuple[str, str]], on_done: Callable[[], None] | None
-) -> None:
+def _run_on(pool: ProcessPoolExecutor, jobs: Sequence[tuple[str, str]]) -> None:
     pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
     try:
         while pending:
@@ -98,8 +95,6 @@ def _run_on(
             stop_if_requested()
             for future in finished:
                 future.result()  # an infrastructure error stops the run loudly
-            if on_done is not None:
-                on_done()
     finally:
         for future in pending:  # stopped early (an error, an interrupt): the rest stay queued
             future.cancel()
@@ -135,11 +130,10 @@ class ResidentPool:
         jobs: Sequence[tuple[str, str]],
         *,
         processes: int | None = None,
-        on_done: Callable[[], None] | None = None,
     ) -> None:
         pool = self._pool_for(settings, processes)
         try:
-            _run_on(pool, jobs, on_done)
+            _run_on(pool, jobs)
         except BrokenProcessPool:
             self.close()
             raise
