@@ -560,6 +560,13 @@ def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
         check=celery_farm.check_workers_alive,
         describe=lambda: celery_farm.describe(run_id),
     )
+    # A job's row is final before its worker observes the job's time and logs its end: wait for both.
+    wait_until(
+        lambda: _scrape(port).get("farm_job_seconds_count{}") == 4 and _job_log_lines(celery_farm),
+        "the worker to observe and log the end of every job",
+        poll=0.2,
+        check=celery_farm.check_workers_alive,
+    )
     samples = _scrape(port)
     assert samples["farm_jobs{state=succeeded}"] == 4
     assert samples["farm_jobs{state=queued}"] == 0 and samples["farm_queue_depth{}"] == 0
@@ -568,12 +575,24 @@ def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
     assert samples["farm_render_seconds_sum{}"] > 0
 
     job_ids = {job.id for job in celery_farm.jobs(run_id)}
-    lines = [json.loads(line) for line in celery_farm.worker_log(0).splitlines() if line.startswith("{")]
+    lines = _json_log_lines(celery_farm)
     job_lines = [line for line in lines if line["logger"] == "farm.scheduler.jobs"]
     assert len(job_lines) == 8, lines  # claimed and finished, per job
     assert {line["job_id"] for line in job_lines} == job_ids
     assert {line["run_id"] for line in job_lines} == {run_id}
     assert all({"time", "level", "message"} <= set(line) for line in lines)
+
+
+def _json_log_lines(farm: CeleryFarm) -> list[dict]:
+    """The worker's complete JSON log lines (the last one may still be being written)."""
+    complete = farm.worker_log(0).split("\n")[:-1]
+    return [json.loads(line) for line in complete if line.startswith("{")]
+
+
+def _job_log_lines(farm: CeleryFarm) -> bool:
+    """Whether the worker has logged the claim and the end of all four jobs."""
+    lines = _json_log_lines(farm)
+    return len([line for line in lines if line["logger"] == "farm.scheduler.jobs"]) >= 8
 
 
 def _scrape_or_none(port: int) -> dict[str, float] | None:
