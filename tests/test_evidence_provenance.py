@@ -196,3 +196,31 @@ def test_render_inputs_refuse_a_bad_digest_naming_the_field(field: str) -> None:
 def test_render_inputs_refuse_an_empty_core_version() -> None:
     with pytest.raises(ValueError, match="core_version"):
         dataclasses.replace(make_inputs(), core_version="")
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"application": b"web"}, "$.buildDefinition.externalParameters.application"),
+        ({"target_id": ("job", 1)}, "$.runDetails.metadata.invocationId"),
+    ],
+)
+def test_a_provenance_with_a_value_that_is_not_text_is_refused_naming_its_path(change: dict, path: str) -> None:
+    provenance = dataclasses.replace(_provenance(), **change)
+    with pytest.raises(ValueError, match=re.escape(path)):
+        build_render_provenance(OUTPUT, provenance)
+
+
+def test_the_application_digest_of_inputs_covers_app_package_sets_and_namespace() -> None:
+    base = RenderRequest(app=b"app: 1\n", cluster_profile=b"cp: 1\n", sets=("a=1",), namespace="ns")
+    variants = [
+        dataclasses.replace(base, app=b"app: 2\n"),
+        dataclasses.replace(base, package=b"pkg: 1\n"),
+        dataclasses.replace(base, sets=("a=2",)),
+        dataclasses.replace(base, namespace="other"),
+    ]
+    digests = {inputs_of(request, "1.0").application_digest for request in variants}
+    assert len(digests) == len(variants)
+    assert inputs_of(base, "1.0").application_digest not in digests
+    same = dataclasses.replace(base, cluster_profile=b"cp: 2\n", values=(ValuesLayer("v.yaml", b"x: 1\n"),))
+    assert inputs_of(same, "1.0").application_digest == inputs_of(base, "1.0").application_digest

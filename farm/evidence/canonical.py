@@ -38,10 +38,15 @@ def canonical_json(value: Any, *, checked: bool = True) -> bytes:
     parts already checked (a statement whose predicate ``build_statement`` checked, an envelope).
     """
     if checked:
-        _check_json_value(value, "$", set())
+        check_json_value(value)
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
+
+
+def check_json_value(value: Any) -> None:
+    """Raise ``CanonicalJSONError`` naming the path of the first value with no canonical JSON form."""
+    _check_json_value(value, "$", set())
 
 
 def sha256_hex(data: bytes) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from farm.core.request import RenderRequest
@@ -52,7 +52,12 @@ class RenderInputs:
 
     @cached_property
     def selection_digest(self) -> str:
-        return digest_of(self.selection)
+        return _selection_digest(self.selection)
+
+
+@lru_cache(maxsize=256)
+def _selection_digest(selection: str) -> str:
+    return digest_of(selection)  # a fleet has few selections, shared by many targets
 
 
 def request_action_key(core_version: str, request_digest: str) -> str:
@@ -64,21 +69,30 @@ def request_action_keys(core_version: str, request_digests: Iterable[str]) -> li
     """``request_action_key`` of each of ``request_digests`` on one core version.
 
     The canonical JSON of a key is the same bytes around each digest (a hex string, which JSON
-    writes as it is), so they are built once, not once per target of a plan.
+    writes as it is), so they are built once per core version, not once per target.
     """
-
-    def key_bytes(request: str) -> bytes:
-        return canonical_json(
-            {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request}
-        )
-
-    before, _, after = key_bytes("\0").partition(b'"\\u0000"')
+    before, after = _action_key_frame(core_version)
     return [
         sha256_hex(
-            b'%s"%s"%s' % (before, digest.encode(), after) if is_hex_digest(digest) else key_bytes(digest)
+            b'%s"%s"%s' % (before, digest.encode(), after)
+            if is_hex_digest(digest)
+            else _action_key_bytes(core_version, digest)
         )
         for digest in request_digests
     ]
+
+
+def _action_key_bytes(core_version: str, request: str) -> bytes:
+    return canonical_json(
+        {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request}
+    )
+
+
+@lru_cache(maxsize=8)
+def _action_key_frame(core_version: str) -> tuple[bytes, bytes]:
+    """The canonical bytes of an action key before and after its request digest."""
+    before, _, after = _action_key_bytes(core_version, "\0").partition(b'"\\u0000"')
+    return before, after
 
 
 def action_key(inputs: RenderInputs) -> str:
@@ -91,18 +105,19 @@ def inputs_of(request: RenderRequest, core_version: str) -> RenderInputs:
     return RenderInputs(
         core_version=core_version,
         request_digest=request.digest,
-        application_digest=digest_of(
-            {
-                "app": descriptor["app"],
-                "package": descriptor["package"],
-                "sets": descriptor["sets"],
-                "namespace": descriptor["namespace"],
-            }
+        application_digest=_application_digest(
+            descriptor["app"], descriptor["package"], tuple(descriptor["sets"]), descriptor["namespace"]
         ),
         values_digest=digest_of(descriptor["values"]),
         cluster_profile_digest=descriptor["clusterProfile"],
         selection=request.selection,
     )
+
+
+@lru_cache(maxsize=1024)
+def _application_digest(app: str, package: str | None, sets: tuple[str, ...], namespace: str | None) -> str:
+    # the same for every target of an application: a batch computes it once
+    return digest_of({"app": app, "package": package, "sets": list(sets), "namespace": namespace})
 
 
 @dataclass(frozen=True)
@@ -154,7 +169,11 @@ def build_render_provenance(output_digest: str, provenance: RenderProvenance) ->
         "runDetails": {"builder": {"id": BUILDER_ID}, "metadata": {"invocationId": provenance.target_id}},
     }
     subject = Subject(name=provenance.subject_name, sha256=output_digest)
-    return build_statement([subject], PROVENANCE_PREDICATE_TYPE, predicate)
+    # Every other leaf is a constant or a digest checked above: when these are strings, the
+    # predicate needs no walk (the walk names the path of anything else).
+    free_text = (provenance.application, provenance.cluster_profile, inputs.selection)
+    plain = all(type(text) is str for text in (*free_text, provenance.target_id, inputs.core_version))
+    return build_statement([subject], PROVENANCE_PREDICATE_TYPE, predicate, check_predicate=not plain)
 
 
 def parse_render_provenance(statement: Statement) -> RenderProvenance:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from farm.evidence.canonical import canonical_json, is_hex_digest, require_hex_digest
+from farm.evidence.canonical import canonical_json, check_json_value, is_hex_digest, require_hex_digest
 from farm.evidence.errors import EvidenceError, require_exact_keys, strict_json_loads
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -43,13 +43,18 @@ class Statement:
         return canonical_json(self.to_json(), checked=False)
 
 
-def build_statement(subjects: list[Subject], predicate_type: str, predicate: dict[str, Any]) -> Statement:
-    """A statement about ``subjects``; raises ``ValueError`` naming a bad subject digest."""
+def build_statement(
+    subjects: list[Subject], predicate_type: str, predicate: dict[str, Any], *, check_predicate: bool = True
+) -> Statement:
+    """A statement about ``subjects``; raises ``ValueError`` naming a bad subject digest, or the
+    path of a predicate value with no JSON form. ``check_predicate=False`` is for a caller whose
+    predicate holds only strings it has checked (the render provenance, once per target)."""
     if not subjects:
         raise ValueError("statement: at least one subject is required")
     for subject in subjects:
         require_hex_digest(subject.sha256, f"statement subject {subject.name!r}")
-    canonical_json(predicate)  # fail now, naming the path, rather than when signing
+    if check_predicate:
+        check_json_value(predicate)  # fail now, naming the path, rather than when signing
     return Statement(tuple(subjects), predicate_type, predicate)
 
 
