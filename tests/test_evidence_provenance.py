@@ -205,7 +205,9 @@ def test_render_inputs_refuse_an_empty_core_version() -> None:
         ({"target_id": ("job", 1)}, "$.runDetails.metadata.invocationId"),
     ],
 )
-def test_a_provenance_with_a_value_that_is_not_text_is_refused_naming_its_path(change: dict, path: str) -> None:
+def test_a_provenance_with_a_value_that_is_not_text_is_refused_naming_its_path(
+    change: dict, path: str
+) -> None:
     provenance = dataclasses.replace(_provenance(), **change)
     with pytest.raises(ValueError, match=re.escape(path)):
         build_render_provenance(OUTPUT, provenance)
