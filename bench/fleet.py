@@ -24,7 +24,11 @@ in one run:
 - each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
   core's work spread over its cores;
 - peak worker memory: the RSS of the rendering processes (pool children) and of the whole worker
-  tree, sampled from /proc every 50 ms during the runs.
+  tree, sampled from /proc every 50 ms during the runs;
+- the machine's busy CPU during each run (``/proc/stat``; for Celery it includes PostgreSQL's,
+  Redis's and the worker's own), and the full run's as a multiple of the core-only renders': on
+  an otherwise idle machine it does not move when the scheduler or the disk makes a process
+  wait, as wall time does, so it compares two versions of the farm with less noise.
 
 Wall times are those of the ``farm run`` command (planning, execution, completion polling), with
 the database migrated and the Celery worker started beforehand. The subprocesses and the core-only
@@ -318,6 +322,20 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``: user, nice,
+    system, irq, softirq, steal), None where there is no ``/proc/stat``. The difference over a
+    run is what the run cost every process it involved (the farm's, and PostgreSQL's, Redis's and
+    Celery's for a Celery run) on an otherwise idle machine: unlike wall time, it does not move
+    when the scheduler or the disk makes a process wait."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class MemorySampler:
     """Samples the RSS of a process tree: the biggest pool child, and the whole tree."""
@@ -359,6 +377,7 @@ class MemorySampler:
 class Farm:
     env: dict[str, str]
     cwd: Path
+    last_cpu_seconds: float | None = None  # busy CPU of the machine during the last timed_run
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -373,6 +392,7 @@ class Farm:
     ) -> tuple[float, MemorySampler | None]:
         """Time ``farm run --json``; check every target ended in the expected state."""
         command = [sys.executable, "-m", "farm", "run", str(catalog), "--executor", executor, "--json"]
+        cpu_before = busy_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(
             command, env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -381,6 +401,8 @@ class Farm:
         with sampler:
             stdout, stderr = process.communicate()
         seconds = time.perf_counter() - start
+        cpu_after = busy_cpu_seconds()
+        self.last_cpu_seconds = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         if process.returncode != 0:
             raise RuntimeError(f"farm run exited {process.returncode}:\n{stderr}")
         counts = json.loads(stdout)["counts"]
@@ -390,6 +412,37 @@ class Farm:
         return seconds, sampler
 
 
+@dataclass(frozen=True)
+class DaemonRuns:
+    """The full run and the no-change re-run through the daemon: wall time, the machine's busy
+    CPU, and the memory sampled during the full run."""
+
+    seconds: float
+    rerun_seconds: float
+    cpu_seconds: float | None
+    rerun_cpu_seconds: float | None
+    memory: MemorySampler
+
+
+def cpu_figures(
+    prefix: str, cpu_seconds: float | None, rerun_cpu_seconds: float | None, core_seconds: float
+) -> dict[str, float]:
+    """Prints, and returns as ``<prefix>_cpu_*`` figures, the machine's busy CPU during a full run
+    and its no-change re-run, and the full run's as a multiple of the core-only renders' (one
+    process, CPU-bound: their CPU is their time). Nothing where ``/proc/stat`` is missing."""
+    if cpu_seconds is None or rerun_cpu_seconds is None:
+        return {}
+    print(
+        f"  CPU, whole machine:          {cpu_seconds:8.2f} s  {cpu_seconds / core_seconds:.2f}× the core's; "
+        f"no-change re-run {rerun_cpu_seconds:.2f} s"
+    )
+    return {
+        f"{prefix}_cpu_seconds": round(cpu_seconds, 2),
+        f"{prefix}_cpu_ratio": round(cpu_seconds / core_seconds, 2),
+        f"{prefix}_rerun_cpu_seconds": round(rerun_cpu_seconds, 2),
+    }
+
+
 def _daemon_runs(
     env: dict[str, str],
     work: Path,
@@ -397,7 +450,7 @@ def _daemon_runs(
     n: int,
     executor: str = "local",
     sampler_root: int | None = None,
-) -> tuple[float, float, MemorySampler]:
+) -> DaemonRuns:
     """The full run and the no-change re-run through ``farm daemon``, started (and warmed up)
     beforehand on a migrated database, as the Celery worker is; stopped afterwards. The memory
     sampled is the daemon's tree's (the local pool), or ``sampler_root``'s (the Celery worker)."""
@@ -408,6 +461,7 @@ def _daemon_runs(
         pid = int(started.rsplit("(pid ", 1)[1].split(")")[0])
         root = pid if sampler_root is None else sampler_root
         seconds, memory = farm.timed_run(catalog, executor, {"succeeded": n}, sampler_root=root)
+        cpu_seconds = farm.last_cpu_seconds
         rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n})
         served = farm.run("daemon", "status").stdout
         if "2 commands served" not in served:  # both runs must have gone through the daemon
@@ -415,7 +469,7 @@ def _daemon_runs(
     finally:
         farm.run("daemon", "stop")
     assert memory is not None
-    return seconds, rerun_seconds, memory
+    return DaemonRuns(seconds, rerun_seconds, cpu_seconds, farm.last_cpu_seconds, memory)
 
 
 def retag_catalog(root: Path) -> None:
@@ -676,6 +730,7 @@ def main() -> int:
         local = Farm(local_env, work)
         local.run("db", "upgrade")
         local_seconds, local_memory = local.timed_run(catalog, "local", {"succeeded": n})
+        local_cpu_seconds = local.last_cpu_seconds
         local_rerun_seconds, _ = local.timed_run(catalog, "local", {"cached": n})
         local_floor = core_seconds / cores
         print(
@@ -688,13 +743,19 @@ def main() -> int:
             f"ratio {local_rerun_seconds / local_floor:.2f}, "
             f"{100 * local_rerun_seconds / local_seconds:.1f} % of the full run"
         )
+        cpu = cpu_figures("local", local_cpu_seconds, local.last_cpu_seconds, core_seconds)
         assert local_memory is not None
         print(
             f"peak worker RSS, local:        {local_memory.peak_child_mib:8.1f} MiB per process, "
             f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
         )
-        daemon_seconds, daemon_rerun_seconds, daemon_memory = _daemon_runs(
+        daemon = _daemon_runs(
             _base_env(source) | {"FARM_HOME": str(work / "daemon-home")} | batch, work, catalog, n
+        )
+        daemon_seconds, daemon_rerun_seconds, daemon_memory = (
+            daemon.seconds,
+            daemon.rerun_seconds,
+            daemon.memory,
         )
         print(
             f"farm run, local, daemon:       {daemon_seconds:8.2f} s  ratio {daemon_seconds / local_floor:.2f} "
@@ -705,6 +766,7 @@ def main() -> int:
             f"ratio {daemon_rerun_seconds / local_floor:.2f}, "
             f"{100 * daemon_rerun_seconds / daemon_seconds:.1f} % of the full run through the daemon"
         )
+        cpu |= cpu_figures("daemon", daemon.cpu_seconds, daemon.rerun_cpu_seconds, core_seconds)
         print(
             f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
             f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
@@ -733,7 +795,7 @@ def main() -> int:
             "local_rerun_percent_of_full": round(100 * local_rerun_seconds / local_seconds, 2),
             "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
             "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
-        }
+        } | cpu
         if not options.no_plan:
             figures |= bench_plan(work, options.clusters)
         if options.local_only:
@@ -763,9 +825,11 @@ def main() -> int:
                     celery_seconds, celery_memory = celery.timed_run(
                         catalog, "celery", {"succeeded": n}, sampler_root=worker_pid
                     )
+                    celery_cpu_seconds = celery.last_cpu_seconds
                     celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
+                    celery_rerun_cpu_seconds = celery.last_cpu_seconds
                     retag_catalog(catalog)  # the same fleet, all new outputs, for the daemon's full run
-                    celery_daemon_seconds, celery_daemon_rerun_seconds, _ = _daemon_runs(
+                    celery_daemon = _daemon_runs(
                         celery_env, work, catalog, n, "celery", sampler_root=worker_pid
                     )
             finally:
@@ -779,6 +843,11 @@ def main() -> int:
             f"  no-change re-run:            {celery_rerun_seconds:8.2f} s  "
             f"ratio {celery_rerun_seconds / celery_floor:.2f}"
         )
+        figures |= cpu_figures("celery", celery_cpu_seconds, celery_rerun_cpu_seconds, core_seconds)
+        celery_daemon_seconds, celery_daemon_rerun_seconds = (
+            celery_daemon.seconds,
+            celery_daemon.rerun_seconds,
+        )
         print(
             f"farm run, celery, daemon:      {celery_daemon_seconds:8.2f} s  "
             f"ratio {celery_daemon_seconds / celery_floor:.2f} (planning in a daemon started beforehand)"
@@ -786,6 +855,9 @@ def main() -> int:
         print(
             f"  no-change re-run:            {celery_daemon_rerun_seconds:8.2f} s  "
             f"ratio {celery_daemon_rerun_seconds / celery_floor:.2f}"
+        )
+        figures |= cpu_figures(
+            "celery_daemon", celery_daemon.cpu_seconds, celery_daemon.rerun_cpu_seconds, core_seconds
         )
         assert celery_memory is not None
         print(
