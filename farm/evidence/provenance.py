@@ -171,8 +171,14 @@ def build_render_provenance(output_digest: str, provenance: RenderProvenance) ->
     subject = Subject(name=provenance.subject_name, sha256=output_digest)
     # Every other leaf is a constant or a digest checked above: when these are strings, the
     # predicate needs no walk (the walk names the path of anything else).
-    free_text = (provenance.application, provenance.cluster_profile, inputs.selection)
-    plain = all(type(text) is str for text in (*free_text, provenance.target_id, inputs.core_version))
+    texts = (
+        provenance.application,
+        provenance.cluster_profile,
+        inputs.selection,
+        provenance.target_id,
+        inputs.core_version,
+    )
+    plain = all(type(text) is str for text in texts)
     return build_statement([subject], PROVENANCE_PREDICATE_TYPE, predicate, check_predicate=not plain)
 
 

@@ -562,7 +562,7 @@ def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
     )
     # A job's row is final before its worker observes the job's time and logs its end: wait for both.
     wait_until(
-        lambda: _scrape(port).get("farm_job_seconds_count{}") == 4 and _job_log_lines(celery_farm),
+        lambda: _scrape(port).get("farm_job_seconds_count{}") == 4 and _every_job_logged(celery_farm),
         "the worker to observe and log the end of every job",
         poll=0.2,
         check=celery_farm.check_workers_alive,
@@ -589,7 +589,7 @@ def _json_log_lines(farm: CeleryFarm) -> list[dict]:
     return [json.loads(line) for line in complete if line.startswith("{")]
 
 
-def _job_log_lines(farm: CeleryFarm) -> bool:
+def _every_job_logged(farm: CeleryFarm) -> bool:
     """Whether the worker has logged the claim and the end of all four jobs."""
     lines = _json_log_lines(farm)
     return len([line for line in lines if line["logger"] == "farm.scheduler.jobs"]) >= 8
