@@ -548,7 +548,7 @@ def forget_queue(broker: str, queue: str) -> None:
 @contextmanager
 def celery_worker(env: dict[str, str], cwd: Path, queue: str, processes: int) -> Iterator[int]:
     """A Celery worker with ``processes`` pool processes; yields its pid once it is ready."""
-    from farm.scheduler.fingerprint import core_version, versioned_queue
+    from farm.identity.fingerprint import core_version, versioned_queue
 
     log_path = cwd / "worker.log"
     with open(log_path, "wb") as log:
@@ -642,10 +642,10 @@ def measure_plan(catalog: Path, home: Path) -> dict[str, float]:
     look-up, the snapshot stored, every target keyed and asked of the caches); then plan it once
     more in a second home, as a long-running process (the API) plans after its first plan."""
     from farm.catalog import load_catalog
-    from farm.scheduler.preview import latest_run_of_fleet, preview, run_baseline
-    from farm.scheduler.service import prepare_database
+    from farm.fleet.preview import latest_run_of_fleet, preview, run_baseline
     from farm.settings import load_settings
     from farm.store.context import open_storage
+    from farm.store.migrate import prepare_database
 
     def plan_once(folder: Path) -> tuple[int, float]:
         storage = open_storage(load_settings(home=folder))

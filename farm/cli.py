@@ -111,7 +111,7 @@ def main() -> None:
     missing file or key) becomes one ``Error:`` line and exit status 1 (farm/commands/_errors.py)."""
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "run":
-        from farm.scheduler.warmup import warm_local_workers
+        from farm.execution.warmup import warm_local_workers
 
         warm_local_workers(sys.argv[2:])  # the pool's workers load while this process plans
     try:

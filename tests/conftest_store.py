@@ -29,11 +29,11 @@ from sqlalchemy import Engine, create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from farm.evidence.canonical import canonical_json, digest_of, sha256_hex
 from farm.evidence.keys import Signer, TrustedSigners, generate_key_pair, load_signer, signer_from_private_key
 from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
 from farm.evidence.signing import SignedOutput, sign_output
-from farm.scheduler.planner import batch_key
+from farm.identity.canonical import canonical_json, digest_of, sha256_hex
+from farm.identity.keys import batch_key
 from farm.store import migrate
 from farm.store.db import create_farm_engine, make_session_factory
 from farm.store.models import (

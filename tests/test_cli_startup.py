@@ -85,7 +85,7 @@ def test_a_no_change_farm_run_imports_neither_alembic_nor_the_executors_nor_cele
     assert b'"succeeded": 0' in again.stdout and b'"queued": 0' in again.stdout
     top_level = {name.split(".")[0] for name in imported}
     assert top_level & {"alembic", "celery", "kombu", "boto3", "cryptography"} == set()
-    assert "farm.scheduler.executors" not in imported
+    assert "farm.execution.local" not in imported
 
 
 def test_farm_help_lists_every_command() -> None:

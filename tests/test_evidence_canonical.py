@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from farm.evidence.canonical import (
+from farm.identity.canonical import (
     CanonicalJSONError,
     canonical_json,
     digest_of,

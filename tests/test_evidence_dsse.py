@@ -8,12 +8,12 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, Signature, pae, parse_envelope, sign_envelope
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import Signer, TrustedSigners, signer_from_private_key
 from farm.evidence.statement import STATEMENT_TYPE, Subject, build_statement, parse_statement
 from farm.evidence.verify import check_envelope
+from farm.identity.canonical import sha256_hex
 
 
 def test_pae_matches_the_dsse_specification_test_vector() -> None:

@@ -10,12 +10,10 @@ import pytest
 from conftest_store import make_inputs
 
 from farm.core.request import RenderRequest, ValuesLayer
-from farm.evidence.canonical import digest_of, sha256_hex
 from farm.evidence.dsse import sign_envelope
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import Signer, TrustedSigners
 from farm.evidence.provenance import (
-    ACTION_KEY_VERSION,
     PROVENANCE_PREDICATE_TYPE,
     RenderInputs,
     RenderProvenance,
@@ -23,11 +21,11 @@ from farm.evidence.provenance import (
     build_render_provenance,
     inputs_of,
     parse_render_provenance,
-    request_action_key,
-    request_action_keys,
 )
 from farm.evidence.statement import parse_statement
 from farm.evidence.verify import verify_render_evidence
+from farm.identity.canonical import digest_of, sha256_hex
+from farm.identity.keys import ACTION_KEY_VERSION, request_action_key, request_action_keys
 
 SNAPSHOT = sha256_hex(b"snapshot")
 OUTPUT = sha256_hex(b"manifests")

@@ -12,7 +12,7 @@ import pytest
 from conftest_store import S3Bucket
 from s3_proxy import WriteRefusingProxy
 
-from farm.evidence.canonical import sha256_hex
+from farm.identity.canonical import sha256_hex
 from farm.settings import load_settings
 from farm.store.objects import (
     BlobCorruptError,

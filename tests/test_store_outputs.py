@@ -13,11 +13,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from typer.testing import CliRunner
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners
 from farm.evidence.signing import SignedOutput
 from farm.evidence.statement import parse_statement
+from farm.identity.canonical import sha256_hex
 from farm.store import audit
 from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderOutput, RenderTarget
 from farm.store.objects import S3ObjectStore

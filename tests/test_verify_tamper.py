@@ -11,10 +11,10 @@ from conftest_store import Fleet, OutputRecord, S3Bucket, make_inputs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner, Result
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import sign_envelope
 from farm.evidence.keys import signer_from_private_key
 from farm.evidence.provenance import RenderProvenance, build_render_provenance
+from farm.identity.canonical import sha256_hex
 from farm.store.models import EvidenceRecord, utcnow
 from farm.store.objects import LocalObjectStore, S3ObjectStore
 

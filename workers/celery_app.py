@@ -20,7 +20,7 @@ import logging
 from celery import Celery
 from celery.signals import setup_logging
 
-from farm.scheduler.fingerprint import core_version, versioned_queue
+from farm.identity.fingerprint import core_version, versioned_queue
 from farm.settings import BROKER_REQUIRED, SettingsError, load_settings
 from workers.schedule import beat_schedule
 

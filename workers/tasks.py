@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 from celery import Task
-from sqlalchemy.exc import DBAPIError, OperationalError
 
+from farm.audit.service import scheduled_audit
 from farm.evidence.keys import Signer, load_configured_signer
-from farm.scheduler.audit import scheduled_audit
-from farm.scheduler.executors import QUALIFY_TASK, RENDER_TASK, CeleryQueue, worker_name
-from farm.scheduler.jobs import give_up_job, run_job
-from farm.scheduler.reconcile import reconcile
+from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
+from farm.execution.executors import worker_name
+from farm.execution.inline import InlineExecutor
+from farm.fleet.jobs import give_up_job, run_job
+from farm.fleet.reconcile import reconcile
 from farm.store.context import Storage, open_storage
+from farm.store.db import STORE_ERRORS
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
 from workers.schedule import AUDIT_TASK
@@ -26,14 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INFRASTRUCTURE_ERRORS = (
-    OperationalError,
-    DBAPIError,
-    ObjectStoreError,
-    BotoCoreError,
-    ClientError,
-    ConnectionError,
-)
+INFRASTRUCTURE_ERRORS = (*STORE_ERRORS, ObjectStoreError, BotoCoreError, ClientError, ConnectionError)
 
 
 @cache
@@ -86,16 +81,20 @@ def audit_latest_run() -> str | None:
 @app.task(name="farm.qualification.find_due")
 def find_due_qualifications() -> int:
     """Beat: recover abandoned qualification runs, refresh every state against the catalog named
-    by FARM_QUALIFICATION_CATALOG, and enqueue the qualification of every due subject, once each
-    (claimed in SQL), on this core's queue."""
+    by FARM_QUALIFICATION_CATALOG (stored as a snapshot), and send the qualification of every due
+    subject, once each (claimed in SQL), naming that snapshot, on this core's queue."""
     from farm.evidence.keys import load_configured_trust
-    from farm.qualification.service import find_due
+    from farm.fleet.service import schedule_due_qualifications
 
     storage = _storage()
-    due = find_due(storage, _qualification_catalog(), frozenset(load_configured_trust(storage.settings)))
-    queue = CeleryQueue(storage.settings, client=app)
-    for cluster, selection in due:
-        queue.send_qualification(cluster, selection)
+    catalog = storage.settings.qualification_catalog
+    due = schedule_due_qualifications(
+        storage,
+        _qualification_catalog(),
+        frozenset(load_configured_trust(storage.settings)),
+        CeleryQueue(storage.settings, client=app),
+        source=str(catalog or ""),
+    )
     return len(due)
 
 
@@ -107,38 +106,26 @@ def _qualification_catalog() -> CatalogSnapshot | None:
     if catalog is None:
         return None
     try:
-        return load_catalog(catalog)
+        return load_catalog(catalog, max_file_bytes=_storage().settings.catalog_max_file_bytes)
     except CatalogError as error:
         log.error("FARM_QUALIFICATION_CATALOG %s does not load: %s", catalog, error)
         return None
 
 
 @app.task(name=QUALIFY_TASK)
-def qualify_subject_task(cluster: str, selection: str) -> str:
-    """Qualify one subject of the catalog named by FARM_QUALIFICATION_CATALOG; its jobs run here."""
-    from farm.catalog import load_catalog
+def qualify_subject_task(snapshot_digest: str, cluster: str, selection: str) -> str:
+    """Qualify one subject of the stored catalog snapshot the message names; its jobs run here."""
     from farm.evidence.keys import load_configured_trust
-    from farm.qualification.service import qualify_subject
+    from farm.fleet.service import qualify_stored_subject
 
     storage = _storage()
-    catalog = storage.settings.qualification_catalog
-    if catalog is None:
-        raise RuntimeError("FARM_QUALIFICATION_CATALOG is not set: the worker cannot find the catalog")
-    signer = _signer()
-
-    def execute(queued) -> None:
-        for job_id, key in queued:
-            run_job(storage, signer, job_id, worker=worker_name("celery"), expected_batch_key=key)
-
-    result = qualify_subject(
+    result = qualify_stored_subject(
         storage,
-        load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes),
+        snapshot_digest,
         cluster,
         selection,
-        execute=execute,
-        wait=lambda _run_id: None,
-        signer=signer,
+        executor=InlineExecutor(storage, _signer(), worker_name("celery")),
+        signer=_signer(),
         trusted_keyids=frozenset(load_configured_trust(storage.settings)),
-        source=str(catalog),
     )
     return result.state

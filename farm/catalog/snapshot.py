@@ -7,7 +7,7 @@ from functools import cached_property
 from hashlib import sha256
 
 from farm.core.request import RenderRequest, ValuesLayer, pack_requests
-from farm.evidence.canonical import canonical_json
+from farm.identity.canonical import canonical_json
 from farm.profiles import (
     Declaration,
     ResolvedClusterProfile,

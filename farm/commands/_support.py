@@ -48,11 +48,13 @@ def storage() -> Iterator[Storage]:
 def chosen_executor(settings: FarmSettings, executor: str | None) -> str:
     """``--executor``, else Celery once a broker is set, else ``FARM_EXECUTOR``; anything but
     local or celery is one ``Error:`` line (exit 2)."""
-    chosen = executor or ("celery" if settings.broker_url else settings.executor)
-    if chosen not in ("local", "celery"):
-        typer.echo(f"Error: --executor: must be local or celery, got {chosen!r}", err=True)
-        raise typer.Exit(2)
-    return chosen
+    from farm.execution.executors import chosen_executor_name
+
+    try:
+        return chosen_executor_name(settings, executor)
+    except ValueError as error:
+        typer.echo(f"Error: {error}", err=True)
+        raise typer.Exit(2) from None
 
 
 def load_catalog_or_exit(catalog: Path, settings: FarmSettings) -> CatalogSnapshot:

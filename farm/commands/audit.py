@@ -12,9 +12,7 @@ import json
 
 import typer
 
-from farm.commands._support import fail, reported_errors, storage
-from farm.evidence.keys import load_configured_signer
-from farm.scheduler.audit import (
+from farm.audit.service import (
     DRIFT,
     MATCH,
     NONDETERMINISM,
@@ -25,8 +23,10 @@ from farm.scheduler.audit import (
     latest_run,
     run_audit,
 )
-from farm.scheduler.service import prepare_database
+from farm.commands._support import fail, reported_errors, storage
+from farm.evidence.keys import load_configured_signer
 from farm.store.context import Storage
+from farm.store.migrate import prepare_database
 
 
 def audit_command(

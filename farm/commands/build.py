@@ -11,9 +11,10 @@ from pathlib import Path
 
 import typer
 
-from farm.charts import render_with_charts
+from farm.build.bounded import BoundExceeded, stop_render_children
+from farm.build.step import RenderJob, RenderOutcome, render_bounds, render_requests
 from farm.core.errors import CoreError
-from farm.core.render import RenderRequest, ValuesLayer, render
+from farm.core.render import RenderRequest, ValuesLayer
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -64,17 +65,13 @@ def build_command(
             selection=select or "",
             resolved_profile=resolved,
         )
-        if resolved is not None:
-            from farm.profiles.locks import check_request_locks
-
-            check_request_locks(request)
-        rendered = render_with_charts(render, request, chart_dir=charts)
     except CoreError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
         raise typer.Exit(1) from None
-    except ValueError as exc:  # a ProfileError: declaration, selection or lock
+    except ValueError as exc:  # a ProfileError: declaration or selection
         sys.stderr.write(f"Error: {exc}\n")
         raise typer.Exit(1) from None
+    rendered = _render(RenderJob(request, chart_dir=charts))
     for warning in rendered.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     if not rendered.manifests:
@@ -84,6 +81,34 @@ def build_command(
         return
     sys.stdout.buffer.write(rendered.manifests)
     sys.stdout.flush()
+
+
+def _render(job: RenderJob) -> RenderOutcome:
+    """The one render step of the workers (lock check, charts, a render child bounded by
+    ``FARM_RENDER_TIMEOUT_SECONDS`` and ``FARM_RENDER_MEMORY_MIB``); a failure is one ``Error:``."""
+    from farm.settings import SettingsError, load_settings
+
+    try:
+        bounds = render_bounds(load_settings())
+    except SettingsError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        raise typer.Exit(1) from None
+    try:
+        (outcome,) = render_requests([job], bounds)
+    finally:
+        stop_render_children()  # a build renders once: its render child ends with it
+    if isinstance(outcome, BoundExceeded):
+        sys.stderr.write(f"Error: {outcome.message} [{outcome.code}]\n")
+        raise typer.Exit(1)
+    if outcome.manifests is None:
+        if outcome.crash:
+            sys.stderr.write(outcome.crash)
+        shown = (
+            f"{outcome.message} [{outcome.code}]" if outcome.code.startswith("profile.") else outcome.message
+        )
+        sys.stderr.write(f"Error: {shown}\n")
+        raise typer.Exit(1)
+    return outcome
 
 
 def _resolve_profile(

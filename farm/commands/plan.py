@@ -15,17 +15,10 @@ import typer
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.reuse import load_catalog_reusing
 from farm.commands._support import fail, reported_errors
-from farm.scheduler.preview import (
-    Baseline,
-    Plan,
-    catalog_baseline,
-    latest_run_of_fleet,
-    preview,
-    run_baseline,
-)
-from farm.scheduler.service import prepare_database
+from farm.fleet.preview import Baseline, Plan, catalog_baseline, latest_run_of_fleet, preview, run_baseline
 from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
+from farm.store.migrate import prepare_database
 
 SHOWN_PER_CAUSE = 20
 

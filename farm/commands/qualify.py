@@ -9,13 +9,15 @@ import typer
 from rich.console import Console
 
 from farm.commands._support import chosen_executor, load_catalog_or_exit
+from farm.execution.executors import executor_for
+from farm.fleet.service import Trigger, qualify
 from farm.qualification import service
-from farm.scheduler.executors import CeleryQueue, run_local
-from farm.scheduler.service import prepare_database
+from farm.qualification.subjects import SubjectSyntaxError, format_subject, parse_subject
 from farm.settings import load_settings
 from farm.store import qualification as records
 from farm.store.context import Storage, open_storage
 from farm.store.db import read_scope
+from farm.store.migrate import prepare_database
 
 err = Console(stderr=True, markup=False)
 
@@ -27,17 +29,15 @@ def _open() -> Storage:
 
 
 def _parse_subject(text: str) -> tuple[str, str]:
-    cluster, _, rest = text.partition(":")
-    if not rest:
-        return cluster, ""
-    if not rest.startswith("profile="):
-        raise typer.BadParameter(f"{text!r}: expected CLUSTER or CLUSTER:profile=name=value")
-    return cluster, rest.removeprefix("profile=")
+    try:
+        return parse_subject(text)
+    except SubjectSyntaxError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 def qualify_command(
     catalog: Path = typer.Argument(..., help="catalog folder holding fleet.yaml"),
-    subjects: list[str] = typer.Argument(None, help="CLUSTER[:profile=name=value]; default: every subject"),
+    subjects: list[str] = typer.Argument(None, help="CLUSTER[:PROFILE=VALUE]; default: every subject"),
     executor: str = typer.Option(None, "--executor", help="local or celery; default from FARM_EXECUTOR"),
     as_json: bool = typer.Option(False, "--json", help="print the results as JSON"),
 ) -> None:
@@ -51,25 +51,24 @@ def qualify_command(
     for subject in wanted:
         if subject not in known:
             err.print(
-                f"Error: subject {subject[0]}:{subject[1] or 'none'} is not in catalog {catalog} (farm qualification lists them)"
+                f"Error: subject {format_subject(*subject)} is not in catalog {catalog} (farm qualification lists them)"
             )
             raise typer.Exit(2)
 
-    def execute(queued) -> None:
-        if chosen == "local":
-            run_local(settings, queued)
-        else:
-            CeleryQueue(settings)(queued)
-
-    results = service.qualify_subjects(
-        storage, snapshot, wanted, execute=execute, source=str(catalog.resolve())
+    results = qualify(
+        storage,
+        snapshot,
+        wanted,
+        executor=executor_for(settings, chosen),
+        trigger=Trigger.CLI,
+        source=str(catalog.resolve()),
     )
     if as_json:
         typer.echo(json.dumps([r.__dict__ for r in results], sort_keys=True))
     else:
         for r in results:
             typer.echo(
-                f"{r.cluster}:{r.selection or 'none'}: {r.state}{f' ({r.reason})' if r.reason else ''} run {r.run_id}"
+                f"{format_subject(r.cluster, r.selection)}: {r.state}{f' ({r.reason})' if r.reason else ''} run {r.run_id}"
             )
     if any(r.state != "qualified" for r in results):
         raise typer.Exit(1)
@@ -83,6 +82,7 @@ def qualification_command(
     with read_scope(storage.sessions) as session:
         rows = [
             {
+                "subject": format_subject(s.cluster_profile, s.selection),
                 "cluster": s.cluster_profile,
                 "selection": s.selection,
                 "state": s.state,
@@ -98,7 +98,7 @@ def qualification_command(
     for row in rows:
         evidence = row["current_evidence"] if row["current_evidence"] is not None else "-"
         typer.echo(
-            f"{row['cluster']}:{row['selection'] or 'none'}  {row['state']}  {row['reason'] or '-'}  "
+            f"{format_subject(row['cluster'], row['selection'])}  {row['state']}  {row['reason'] or '-'}  "
             f"since {row['since']}  evidence {evidence}"
         )
 

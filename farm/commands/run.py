@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from farm.catalog import CatalogSnapshot
 from farm.commands._support import chosen_executor, load_catalog_or_exit
-from farm.logs import configure_json_logging_if_asked
-from farm.scheduler.interrupts import stop_if_requested
-from farm.scheduler.progress import (
+from farm.fleet.diff import RunDiff, diff_runs, unified_output_diff
+from farm.fleet.interrupts import stop_if_requested
+from farm.fleet.progress import (
     RunSummary,
     finalize_run_if_done,
     has_open_jobs,
@@ -22,24 +21,17 @@ from farm.scheduler.progress import (
     run_progress,
     run_summary,
 )
-from farm.scheduler.service import (
-    RunDiff,
-    diff_runs,
-    latest_output,
-    plan_snapshot,
-    prepare_database,
-    recent_runs,
-    unified_output_diff,
-)
+from farm.fleet.queries import latest_output, recent_runs
+from farm.logs import configure_json_logging_if_asked
 from farm.settings import FarmSettings, load_settings
 from farm.store.context import Storage, open_storage
-from farm.store.db import session_scope
-from farm.store.runs import CACHED_FAILURE, snapshot_of_previous_run
+from farm.store.migrate import prepare_database
+from farm.store.runs import CACHED_FAILURE
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from farm.scheduler.planner import PlannedRun
+    from farm.store.models import FleetRun as FleetRunRow
 
 
 def _err() -> Console:
@@ -143,7 +135,7 @@ def _wait_with_progress(
 
 def _who_consumes(settings: FarmSettings) -> str:
     """What the broker says of the run's queue: nobody consumes it, or who does (busy workers)."""
-    from farm.scheduler.executors import CeleryQueue
+    from farm.execution.celery import CeleryQueue
 
     client = CeleryQueue(settings)
     queue = client.queue_for()
@@ -159,32 +151,6 @@ def _who_consumes(settings: FarmSettings) -> str:
 def _final_summary(storage: Storage, run_id: str) -> RunSummary:
     finalize_run_if_done(storage, run_id)  # the last worker may not have finished the run row yet
     return run_summary(storage, run_id)
-
-
-def _execute(settings: FarmSettings, executor: str, queued: list[tuple[str, str]], processes: int) -> None:
-    from farm.evidence.keys import load_configured_signer
-    from farm.scheduler.executors import CeleryQueue, run_local
-
-    load_configured_signer(settings)  # the embedded key is generated before workers start
-    if executor == "local":
-        run_local(settings, queued, processes=processes or None)
-    else:
-        CeleryQueue(settings)(queued)
-
-
-def _after_run(
-    storage: Storage, snapshot: CatalogSnapshot, planned: PlannedRun, catalog: Path, executor: str
-) -> None:
-    """Qualification after a fleet run (``FARM_QUALIFICATION_ON_RUN``): skipped when the
-    catalog is the one the previous run saw, so a no-change re-run loads no signing stack."""
-    if storage.settings.qualification_on_run == "off":
-        return
-    with session_scope(storage.sessions) as session:
-        if snapshot_of_previous_run(session, planned.run_id) == planned.snapshot_digest:
-            return
-    from farm.qualification.service import after_fleet_run
-
-    after_fleet_run(storage, snapshot, str(catalog.resolve()), executor)
 
 
 def run_command(
@@ -220,12 +186,15 @@ def run_command(
         raise typer.Exit(1)
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
-    planned = plan_snapshot(storage, snapshot, catalog)
+    from farm.execution.executors import executor_for
+    from farm.fleet.service import Trigger, start_fleet_run
+
+    executor = executor_for(settings, chosen, processes)
+    planned = start_fleet_run(
+        storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
+    ).planned
     stop_if_requested()
     show = not as_json and sys.stderr.isatty()
-    if planned.queued:  # the executors, and the key they sign with, only when there is work
-        _execute(settings, chosen, planned.queued, processes)
-    _after_run(storage, snapshot, planned, catalog, chosen)
     if chosen == "celery" and not wait:
         _print_summary(run_summary(storage, planned.run_id), storage, as_json)
         return
@@ -239,15 +208,46 @@ def run_command(
         raise typer.Exit(1)
 
 
-def runs_command(limit: int = typer.Option(20, "--limit")) -> None:
-    """List the most recent runs."""
+def _duration(run: FleetRunRow) -> float | None:
+    if run.finished_at is None:
+        return None
+    return round((run.finished_at - (run.started_at or run.created_at)).total_seconds(), 3)
+
+
+def _run_json(run: FleetRunRow) -> dict[str, object]:
+    return {
+        "id": run.id,
+        "kind": run.kind,
+        "trigger": run.trigger,
+        "fleet": run.fleet,
+        "state": run.state,
+        "snapshot": run.snapshot_digest,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "duration_seconds": _duration(run),
+    }
+
+
+def runs_command(
+    limit: int = typer.Option(20, "--limit", help="how many runs, newest first"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object per run, one a line"),
+) -> None:
+    """List the most recent runs: kind, trigger, fleet, state, duration."""
     if limit < 1:
         _err().print(f"Error: --limit: must be at least 1, got {limit}")
         raise typer.Exit(1)
     storage = _open()
     for run in recent_runs(storage, limit):
+        if as_json:
+            typer.echo(json.dumps(_run_json(run), sort_keys=True))
+            continue
         created = run.created_at.isoformat(timespec="seconds")
-        typer.echo(f"{run.id}  {created}  {run.state:24}  snapshot {run.snapshot_digest[:12]}")
+        took = _duration(run)
+        shown = f"{took:.1f}s" if took is not None else "-"
+        typer.echo(
+            f"{run.id}  {created}  {run.kind:13} {run.trigger:8} {run.fleet or '-':16} "
+            f"{run.state:24} {shown:>8}  snapshot {run.snapshot_digest[:12]}"
+        )
 
 
 def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:

@@ -36,9 +36,9 @@ def serve_command(
 
     from farm.api import create_app
     from farm.logs import configure_logging
-    from farm.scheduler.service import prepare_database
     from farm.settings import load_settings
     from farm.store.context import open_storage
+    from farm.store.migrate import prepare_database
 
     settings = load_settings()
     configure_logging(settings.log_format)  # a line per request (farm.api.access), text or JSON

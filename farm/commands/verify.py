@@ -8,13 +8,13 @@ and the statement's subject is that digest. Every failure is printed as
 from __future__ import annotations
 
 import typer
-from sqlalchemy.orm import Session
 
 from farm.commands._support import fail, reported_errors, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.store import audit
 from farm.store.audit_records import verify_audit_records
+from farm.store.db import Session
 from farm.store.repository import sync_signer_trust
 
 

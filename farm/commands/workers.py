@@ -77,10 +77,10 @@ def reconcile_command(
     _require_broker()
     from datetime import timedelta
 
-    from farm.scheduler.executors import CeleryQueue
-    from farm.scheduler.reconcile import reconcile
-    from farm.scheduler.service import prepare_database
+    from farm.execution.celery import CeleryQueue
+    from farm.fleet.reconcile import reconcile
     from farm.store.context import open_storage
+    from farm.store.migrate import prepare_database
 
     storage = open_storage()
     try:

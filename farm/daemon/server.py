@@ -5,7 +5,7 @@ A ``farm run`` in a fresh process spends about a second before its first job on 
 machine (imports, the pool's forkserver and workers) and most of a no-change re-run on imports.
 The daemon pays that once: it keeps the CLI's modules imported, a local pool whose workers keep
 their storage connections, signing key, render children and parsed documents across runs
-(``farm.scheduler.executors.ResidentPool``), and the last catalog it loaded, reused while none of
+(``farm.execution.local.ResidentPool``), and the last catalog it loaded, reused while none of
 its files changed (``farm.catalog.reuse``). The same pattern as Bazel's server or Gradle's daemon.
 
 It serves a command only when the outcome is the one the client would get by itself:
@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from farm.daemon import protocol
+from farm.fleet.interrupts import clear_stop_request, request_stop
 from farm.launcher import SERVED_COMMANDS
-from farm.scheduler.interrupts import clear_stop_request, request_stop
 
 _PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid (struct ucred)
 _WAIT_WHILE_BUSY = 1.0  # a client waits this long for the command before it to end
@@ -432,14 +432,17 @@ def _warm_up() -> None:
 
     from farm.catalog.reuse import keep_loaded_catalogs
     from farm.evidence.keys import load_configured_signer
-    from farm.scheduler.executors import CeleryQueue, keep_local_pool, uses_celery
+    from farm.execution.celery import CeleryQueue
+    from farm.execution.executors import uses_celery
+    from farm.execution.local import keep_local_pool
     from farm.settings import load_settings
 
     for module in (
         "farm.cli",
         "farm.commands.run",
         "farm.commands.plan",
-        "farm.scheduler.planner",
+        "farm.fleet.planner",
+        "farm.fleet.service",
         "rich.progress",
     ):
         importlib.import_module(module)
@@ -450,7 +453,7 @@ def _warm_up() -> None:
         return
     from multiprocessing import forkserver
 
-    from farm.scheduler.warmup import forkserver_context
+    from farm.execution.warmup import forkserver_context
 
     forkserver_context()
     forkserver.ensure_running()
@@ -459,8 +462,8 @@ def _warm_up() -> None:
 
 
 def _stop_workers() -> None:
-    from farm.scheduler.executors import keep_local_pool
-    from farm.scheduler.warmup import stop_forkserver
+    from farm.execution.local import keep_local_pool
+    from farm.execution.warmup import stop_forkserver
 
     keep_local_pool().close()
     stop_forkserver()

@@ -13,9 +13,9 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from farm.evidence.canonical import canonical_json
 from farm.evidence.errors import EvidenceError, require_exact_keys, strict_json_loads
 from farm.evidence.keys import Signer, TrustedSigners
+from farm.identity.canonical import canonical_json
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 

@@ -25,7 +25,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from farm.evidence.canonical import sha256_hex
+from farm.identity.canonical import sha256_hex
 
 if TYPE_CHECKING:
     from farm.settings import FarmSettings

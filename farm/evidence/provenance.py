@@ -1,6 +1,6 @@
 """Render provenance: the action key of a render and the signed statement about its output.
 
-The **action key** is the sha256 of the canonical JSON of the core version and the digest of the
+The **action key** (``farm.identity.keys``) is the sha256 of the canonical JSON of the core version and the digest of the
 render request (``farm.core.request``), which covers every input that can change the output
 bytes: application, package, values, resolved ClusterProfile, flags, namespace and selection
 (``name=value``, or ``""`` when unprofiled). The statement also records the digests of the
@@ -16,20 +16,19 @@ same render with the same key gives the same envelope bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
 from farm.core.request import RenderRequest
-from farm.evidence.canonical import canonical_json, digest_of, is_hex_digest, require_hex_digest, sha256_hex
 from farm.evidence.errors import EvidenceError, require_exact_keys
 from farm.evidence.statement import Statement, Subject, build_statement
+from farm.identity.canonical import digest_of, is_hex_digest, require_hex_digest
+from farm.identity.keys import request_action_key
 
 PROVENANCE_PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
 RENDER_BUILD_TYPE = "https://farm.gokure.dev/render/v1"
 BUILDER_ID = "https://farm.gokure.dev/builder/v1"
-ACTION_KEY_VERSION = 2
 _CODE = "provenance.malformed"
 
 
@@ -58,41 +57,6 @@ class RenderInputs:
 @lru_cache(maxsize=256)
 def _selection_digest(selection: str) -> str:
     return digest_of(selection)  # a fleet has few selections, shared by many targets
-
-
-def request_action_key(core_version: str, request_digest: str) -> str:
-    """The cache key of a render: sha256 of the canonical JSON of the core version and the request."""
-    return request_action_keys(core_version, [request_digest])[0]
-
-
-def request_action_keys(core_version: str, request_digests: Iterable[str]) -> list[str]:
-    """``request_action_key`` of each of ``request_digests`` on one core version.
-
-    The canonical JSON of a key is the same bytes around each digest (a hex string, which JSON
-    writes as it is), so they are built once per core version, not once per target.
-    """
-    before, after = _action_key_frame(core_version)
-    return [
-        sha256_hex(
-            b'%s"%s"%s' % (before, digest.encode(), after)
-            if is_hex_digest(digest)
-            else _action_key_bytes(core_version, digest)
-        )
-        for digest in request_digests
-    ]
-
-
-def _action_key_bytes(core_version: str, request: str) -> bytes:
-    return canonical_json(
-        {"actionKeyVersion": ACTION_KEY_VERSION, "coreVersion": core_version, "request": request}
-    )
-
-
-@lru_cache(maxsize=8)
-def _action_key_frame(core_version: str) -> tuple[bytes, bytes]:
-    """The canonical bytes of an action key before and after its request digest."""
-    before, _, after = _action_key_bytes(core_version, "\0").partition(b'"\\u0000"')
-    return before, after
 
 
 def action_key(inputs: RenderInputs) -> str:

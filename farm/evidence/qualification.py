@@ -13,12 +13,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from farm.evidence.canonical import is_hex_digest
 from farm.evidence.dsse import sign_envelope
 from farm.evidence.errors import EvidenceError, require_exact_keys
 from farm.evidence.keys import Signer, TrustedSigners
 from farm.evidence.statement import Statement, Subject, build_statement, parse_statement
 from farm.evidence.verify import Failure, check_envelope, check_subject
+from farm.identity.canonical import is_hex_digest
 
 UNPROFILED_PREDICATE_TYPE = "https://farm.dev/qualification/v1"
 PROFILED_PREDICATE_TYPE = "https://farm.dev/qualification-profiled/v1"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import sign_envelope
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import RenderProvenance, build_render_provenance
+from farm.identity.canonical import sha256_hex
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from farm.evidence.canonical import canonical_json, check_json_value, is_hex_digest, require_hex_digest
 from farm.evidence.errors import EvidenceError, require_exact_keys, strict_json_loads
+from farm.identity.canonical import canonical_json, check_json_value, is_hex_digest, require_hex_digest
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 _CODE = "statement.malformed"

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
-
+from farm.build.profile_gate import catalog_inputs
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
 from farm.profiles import ProfileError
 from farm.profiles.gate import check_envelope, selection_of
-from farm.scheduler.envelopes import catalog_inputs
 from farm.store import qualification as records
-from farm.store.models import FleetRun, QualificationEvidence, QualificationSubject
+from farm.store.db import Session
+from farm.store.models import QualificationEvidence, QualificationSubject
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
+from farm.store.runs import run_by_id
 
 
 def verify_qualifications(
@@ -58,7 +58,7 @@ def _gate(
     the snapshot of the statement's fleet run resolves the subject's selection to."""
     if not subject.selection:
         return []
-    run = session.get(FleetRun, evidence.run_id)
+    run = run_by_id(session, evidence.run_id)
     if run is None:
         return [Failure("qualification.run_unknown", target, f"fleet run {evidence.run_id} is not recorded")]
     try:

@@ -1,41 +1,43 @@
-"""Qualify a subject: render its targets through the fleet's jobs, then sign and record.
+"""Qualification bookkeeping: subjects, what today's catalog says of them, and the records of a
+qualification (begun, recorded with signed evidence, abandoned), and the beat's finder.
 
-The render goes through ``scheduler.planner.plan_run`` (limited to the subject's target
-requests) and the executor handed in, so a qualification renders exactly as a fleet run does.
-Only when every target succeeded (or was cached) is a qualification statement signed.
+A qualification's renders are a run of kind ``qualification`` started by the fleet-run owner
+(``farm.fleet``), limited to the subject's targets, so it renders exactly as a fleet run does;
+this module records what it gave. Only when every target rendered (or was cached) is a
+qualification statement signed.
 
 Subjects and their resolved digests come from the catalog snapshot (``farm/profiles``):
-(ClusterProfile, "name=value") per declared value, (ClusterProfile, "") otherwise.
+(ClusterProfile, "name=value") per declared value, (ClusterProfile, "") otherwise; they are
+written ``CLUSTER[:PROFILE=VALUE]`` everywhere (``farm.qualification.subjects``).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-
-from sqlalchemy import select
+from typing import Protocol
 
 from farm.catalog import CatalogError, CatalogSnapshot, TargetRequest
-from farm.evidence.canonical import digest_of, sha256_hex
-from farm.evidence.keys import Signer, load_configured_signer, load_configured_trust
+from farm.evidence.keys import Signer
 from farm.evidence.qualification import Qualification, TargetOutput, sign_qualification
+from farm.identity.canonical import digest_of, sha256_hex
+from farm.identity.fingerprint import core_version
 from farm.profiles.errors import ProfileError
 from farm.profiles.selection import Selection, parse_selection
 from farm.qualification.descriptor import cluster_profile_identity, descriptor_identity
 from farm.qualification.states import Today
-from farm.scheduler.executors import CeleryQueue, run_local
-from farm.scheduler.fingerprint import core_version
-from farm.scheduler.planner import plan_run
-from farm.scheduler.progress import wait_for_run
-from farm.scheduler.service import run_outputs
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import session_scope
-from farm.store.models import QualificationRun, utcnow
+from farm.store.models import utcnow
 
-Execute = Callable[[Sequence[tuple[str, str]]], None]
+
+class TargetOutcome(Protocol):
+    """What a qualification reads of each of its run's targets."""
+
+    output_digest: str | None
+    error_code: str | None
 
 
 @dataclass(frozen=True)
@@ -89,45 +91,50 @@ def max_age(storage: Storage) -> timedelta:
     return timedelta(days=storage.settings.qualification_max_age_days)
 
 
-def qualify_subject(
-    storage: Storage,
-    snapshot: CatalogSnapshot,
-    cluster: str,
-    selection: str,
-    *,
-    execute: Execute,
-    wait: Callable[[str], None],
-    signer: Signer,
-    trusted_keyids: frozenset[str],
-    source: str,
-) -> SubjectResult:
-    """Render every target of one subject and record the outcome (signed evidence on success)."""
+@dataclass(frozen=True)
+class OpenQualification:
+    """A qualification begun: its run row and what today's catalog says of its subject."""
+
+    run_id: int
+    cluster: str
+    selection: str
+    today: Today
+
+    @property
+    def subject_digest(self) -> str:
+        return self.today.digests[self.selection]
+
+
+def open_qualification(
+    storage: Storage, snapshot: CatalogSnapshot, cluster: str, selection: str, trusted_keyids: frozenset[str]
+) -> OpenQualification:
+    """Record that a qualification of (cluster, selection) begins: a running qualification run."""
     today = today_for(snapshot, cluster)
-    digest = today.digests[selection]
     now = utcnow()
     with session_scope(storage.sessions) as session:
         subject = records.ensure_subject(session, cluster, selection, now)
-        run = records.start_run(session, subject, digest, now)
+        run = records.start_run(session, subject, today.digests[selection], now)
         records.refresh_state(session, subject, today, trusted_keyids, now, max_age(storage), "qualify")
-        qualification_run_id = run.id
-    try:
-        planned = plan_run(
-            storage,
-            snapshot,
-            source=source,
-            trigger="qualification",
-            batch_size=storage.settings.batch_size,
-            target_requests=subject_requests(snapshot, cluster, selection),
-        )
-        with session_scope(storage.sessions) as session:
-            records.attach_fleet_run(session, qualification_run_id, planned.run_id)
-        execute(planned.queued)
-        wait(planned.run_id)
-    except BaseException:
-        with contextlib.suppress(Exception):  # if storage is what failed, the finder recovers it
-            _abandon(storage, qualification_run_id, today, trusted_keyids, cluster, selection)
-        raise
-    outputs = run_outputs(storage, planned.run_id)
+        return OpenQualification(run.id, cluster, selection, today)
+
+
+def attach_fleet_run(storage: Storage, opened: OpenQualification, fleet_run_id: str) -> None:
+    with session_scope(storage.sessions) as session:
+        records.attach_fleet_run(session, opened.run_id, fleet_run_id)
+
+
+def close_qualification(
+    storage: Storage,
+    opened: OpenQualification,
+    fleet_run_id: str,
+    outputs: Mapping[tuple[str, str], TargetOutcome],
+    *,
+    signer: Signer,
+    trusted_keyids: frozenset[str],
+) -> SubjectResult:
+    """Record the outcome of a qualification whose renders are done: signed evidence when every
+    target rendered (or was cached), a failed run otherwise; the subject's state recomputed."""
+    cluster, selection, today = opened.cluster, opened.selection, opened.today
     succeeded = bool(outputs) and all(
         o.output_digest is not None and o.error_code is None for o in outputs.values()
     )
@@ -138,9 +145,9 @@ def qualify_subject(
         qualification = Qualification(
             cluster=cluster,
             selection=selection,
-            subject_digest=digest,
+            subject_digest=opened.subject_digest,
             descriptor_identity=today.identity,
-            run_id=planned.run_id,
+            run_id=fleet_run_id,
             outputs=tuple(
                 TargetOutput(f"{app}/{cl}", out.output_digest or "")
                 for (app, cl), out in sorted(outputs.items())
@@ -150,7 +157,7 @@ def qualify_subject(
         storage.objects.put(envelope)  # the blob first, then the row that points at it
     with session_scope(storage.sessions) as session:
         subject = records.ensure_subject(session, cluster, selection, now)
-        records.finish_run(session, qualification_run_id, "passed" if succeeded else "failed")
+        records.finish_run(session, opened.run_id, "passed" if succeeded else "failed")
         if qualification is not None and envelope is not None:
             records.record_evidence(
                 session,
@@ -163,7 +170,14 @@ def qualify_subject(
                 attested_at=now,
             )
         records.refresh_state(session, subject, today, trusted_keyids, now, max_age(storage), "qualified")
-        return SubjectResult(cluster, selection, subject.state, subject.reason, planned.run_id)
+        return SubjectResult(cluster, selection, subject.state, subject.reason, fleet_run_id)
+
+
+def abandon_qualification(
+    storage: Storage, opened: OpenQualification, trusted_keyids: frozenset[str]
+) -> None:
+    """A qualification that raised: its run is ``errored`` (not left ``running``), state refreshed."""
+    _abandon(storage, opened.run_id, opened.today, trusted_keyids, opened.cluster, opened.selection)
 
 
 def _abandon(
@@ -179,34 +193,6 @@ def _abandon(
         )
 
 
-def qualify_subjects(
-    storage: Storage,
-    snapshot: CatalogSnapshot,
-    subjects: Sequence[tuple[str, str]],
-    *,
-    execute: Execute,
-    source: str,
-) -> list[SubjectResult]:
-    """Qualify each (cluster, selection) in turn with the farm's configured key and trust
-    (``farm qualify`` and the API's trigger)."""
-    signer = load_configured_signer(storage.settings)
-    trusted = frozenset(load_configured_trust(storage.settings))
-    return [
-        qualify_subject(
-            storage,
-            snapshot,
-            cluster,
-            selection,
-            execute=execute,
-            wait=lambda run_id: wait_for_run(storage, run_id),
-            signer=signer,
-            trusted_keyids=trusted,
-            source=source,
-        )
-        for cluster, selection in subjects
-    ]
-
-
 def record_errored(
     storage: Storage, snapshot: CatalogSnapshot, subjects: Sequence[tuple[str, str]], since: datetime
 ) -> None:
@@ -216,12 +202,7 @@ def record_errored(
     with session_scope(storage.sessions) as session:
         for cluster, selection in subjects:
             subject = records.ensure_subject(session, cluster, selection, now)
-            started = session.scalar(
-                select(QualificationRun.id).where(
-                    QualificationRun.subject_id == subject.id, QualificationRun.created_at >= since
-                )
-            )
-            if started is None:
+            if not records.started_since(session, subject, since):
                 run = records.start_run(
                     session, subject, today_for(snapshot, cluster).digests[selection], now
                 )
@@ -303,55 +284,3 @@ def find_due(
     if snapshot is not None:
         refresh_all(storage, snapshot, trusted_keyids, "beat")
     return claim_due(storage, lease)
-
-
-ON_RUN_OFF, ON_RUN_REQUALIFY = "off", "requalify"  # and "stale", the default
-
-
-def after_fleet_run(
-    storage: Storage, snapshot: CatalogSnapshot, source: str, executor: str
-) -> list[tuple[str, str]]:
-    """What a fleet run of ``snapshot`` does to qualification (``FARM_QUALIFICATION_ON_RUN``).
-
-    ``stale``: every subject's state is recomputed against the run's catalog, so a subject whose
-    evidence is no longer current (its ClusterProfile, declaration or value changed) goes
-    ``stale`` with its reason. ``requalify``: then every stale subject is claimed and qualified
-    again: on the local executor here, after the run's own renders; on Celery as one
-    ``farm.qualification.qualify`` task each on the core's queue. ``off``: nothing.
-    Returns the subjects sent to re-qualification.
-    """
-    settings = storage.settings
-    if settings.qualification_on_run == ON_RUN_OFF:
-        return []
-    trusted = frozenset(load_configured_trust(settings))
-    refresh_all(storage, snapshot, trusted, "fleet run")
-    if settings.qualification_on_run != ON_RUN_REQUALIFY:
-        return []
-    return _requalify(storage, snapshot, source, executor, trusted)
-
-
-def _requalify(
-    storage: Storage, snapshot: CatalogSnapshot, source: str, executor: str, trusted: frozenset[str]
-) -> list[tuple[str, str]]:
-    """Claim every stale subject and qualify it again on ``executor``."""
-    settings = storage.settings
-    stale = claim_due(storage, states=("stale",))
-    if executor == "celery":
-        queue = CeleryQueue(settings)
-        for cluster, selection in stale:
-            queue.send_qualification(cluster, selection)
-        return stale
-    signer = load_configured_signer(settings)
-    for cluster, selection in stale:
-        qualify_subject(
-            storage,
-            snapshot,
-            cluster,
-            selection,
-            execute=lambda queued: run_local(settings, queued),
-            wait=lambda _run_id: None,
-            signer=signer,
-            trusted_keyids=trusted,
-            source=source,
-        )
-    return stale

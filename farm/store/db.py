@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from farm.settings import SettingsError, make_private_folder, redact_url
@@ -162,3 +163,8 @@ def read_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+# Driver and connection failures of the database, as one tuple: a caller that retries on an
+# infrastructure error (the Celery task) names the store's errors, never SQLAlchemy's.
+STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, DBAPIError)

@@ -19,14 +19,16 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from farm.settings import FarmSettings
-from farm.store.db import normalize_database_url
+from farm.store.db import create_farm_engine, normalize_database_url
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
+    from farm.store.context import Storage
+
 # The newest revision under migrations/versions (tests/test_migrations.py checks it is Alembic's
 # head): a new migration sets it.
-HEAD_REVISION = "0010"
+HEAD_REVISION = "0011"
 
 
 def migrations_dir() -> Path:
@@ -57,7 +59,33 @@ def downgrade(database_url: str, revision: str) -> None:
     """Migrate the database down to ``revision`` (``base`` removes every farm table)."""
     from alembic import command
 
+    _refuse_losing_envelopes(database_url, revision)
     command.downgrade(alembic_config(database_url), revision)
+
+
+def _refuse_losing_envelopes(database_url: str, revision: str) -> None:
+    """Below 0010 the envelopes held in evidence rows would be dropped: refuse before any step
+    runs (SQLite would otherwise keep the steps above 0010 that ran before the refusal)."""
+    from alembic.util import CommandError
+
+    if revision != "base" and not (revision[:4].isdigit() and revision[:4] < "0010"):
+        return
+    engine = create_farm_engine(database_url)
+    try:
+        current = current_revision(engine)
+        if current is None or current[:4] < "0010":
+            return
+        with engine.connect() as connection:
+            held = connection.execute(
+                text("SELECT COUNT(*) FROM evidence_records WHERE envelope IS NOT NULL")
+            ).scalar()
+    finally:
+        engine.dispose()
+    if held:
+        raise CommandError(
+            f"{held} evidence records hold their envelope in the row (revision 0010): downgrading below "
+            "0010 would lose that evidence; the database stays where it is"
+        )
 
 
 def upgrade_embedded(settings: FarmSettings) -> bool:
@@ -100,3 +128,9 @@ def is_at_head(engine: Engine) -> bool:
     except DBAPIError:  # no alembic_version table: a database never migrated
         return False
     return versions == [HEAD_REVISION]
+
+
+def prepare_database(storage: Storage) -> None:
+    """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`."""
+    if storage.settings.database_url.startswith("sqlite") and not is_at_head(storage.engine):
+        upgrade(storage.settings.database_url)

@@ -71,6 +71,22 @@ class JobState(enum.StrEnum):
     CACHED = "cached"
 
 
+class RunKind(enum.StrEnum):
+    """What a run is for: a fleet-wide render, the renders of one qualification, an audit."""
+
+    FLEET = "fleet"
+    QUALIFICATION = "qualification"
+    AUDIT = "audit"
+
+
+class Trigger(enum.StrEnum):
+    """Who started a run: a command, the API, or a schedule (beat, a Celery task)."""
+
+    CLI = "cli"
+    API = "api"
+    SCHEDULE = "schedule"
+
+
 class RunState(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"
@@ -140,11 +156,16 @@ class FleetRun(Base):
     """One fleet-wide render of a snapshot. Progress is counted from its jobs in SQL."""
 
     __tablename__ = "fleet_runs"
-    __table_args__ = (CheckConstraint(_in_values("state", RunState), name="state"),)
+    __table_args__ = (
+        CheckConstraint(_in_values("state", RunState), name="state"),
+        Index("ix_fleet_runs_fleet_kind_created_at", "fleet", "kind", "created_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     snapshot_digest: Mapped[str] = mapped_column(ForeignKey("catalog_snapshots.digest"), index=True)
-    trigger: Mapped[str] = mapped_column(String(32), default="manual")
+    kind: Mapped[str] = mapped_column(String(16), default=RunKind.FLEET.value, server_default="fleet")
+    fleet: Mapped[str | None] = mapped_column(String(255))  # the catalog's fleet name
+    trigger: Mapped[str] = mapped_column(String(32), default=Trigger.CLI.value)
     core_version: Mapped[str] = mapped_column(String(64))
     selection_policy: Mapped[str] = mapped_column(String(32), default="default")
     state: Mapped[str] = mapped_column(String(32), default=RunState.PENDING.value)

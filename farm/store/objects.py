@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from farm.evidence.canonical import is_hex_digest, sha256_hex
+from farm.identity.canonical import is_hex_digest, sha256_hex
 from farm.settings import make_private_folder
 
 if TYPE_CHECKING:

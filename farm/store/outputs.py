@@ -24,10 +24,10 @@ from datetime import datetime
 from sqlalchemy import Insert, Table, select
 from sqlalchemy.orm import Session
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
+from farm.identity.canonical import sha256_hex
 from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
 from farm.store.objects import BlobCorruptError, ObjectStore
 from farm.store.repository import ensure_signer, insert_ignoring
@@ -163,3 +163,13 @@ def record_failures(
                 for key, code, message in failures
             ],
         )
+
+
+def first_evidence_of(session: Session, digest: str) -> EvidenceRecord | None:
+    """The first evidence record whose statement is about output ``digest``."""
+    return session.scalar(
+        select(EvidenceRecord)
+        .where(EvidenceRecord.subject_digest == digest)
+        .order_by(EvidenceRecord.id)
+        .limit(1)
+    )

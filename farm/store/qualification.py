@@ -274,3 +274,15 @@ def runs_of(session: Session, subject: QualificationSubject) -> list[Qualificati
 
 def timeline(session: Session, subject: QualificationSubject) -> Timeline:
     return Timeline(runs_of(session, subject), evidence_of(session, subject), events(session, subject))
+
+
+def started_since(session: Session, subject: QualificationSubject, since: datetime) -> bool:
+    """Whether a qualification run of ``subject`` began at or after ``since``."""
+    return (
+        session.scalar(
+            select(QualificationRun.id)
+            .where(QualificationRun.subject_id == subject.id, QualificationRun.created_at >= since)
+            .limit(1)
+        )
+        is not None
+    )

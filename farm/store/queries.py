@@ -10,10 +10,17 @@ from datetime import datetime
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from farm.evidence.canonical import digest_of
-from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget
+from farm.identity.canonical import digest_of
+from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget, RunKind
 from farm.store.objects import ObjectStore
-from farm.store.runs import TARGET_ROW_COLUMNS, TargetFilter, TargetRow, count_label, filter_targets
+from farm.store.runs import (
+    COMPLETE_RUN_STATES,
+    TARGET_ROW_COLUMNS,
+    TargetFilter,
+    TargetRow,
+    count_label,
+    filter_targets,
+)
 
 
 def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
@@ -36,6 +43,12 @@ def output_known(session: Session, digest: str) -> bool:
     return session.get(RenderOutput, digest) is not None
 
 
+def output_size(session: Session, digest: str) -> int | None:
+    """The recorded size of output ``digest`` in bytes (None when no such output is recorded)."""
+    row = session.get(RenderOutput, digest)
+    return row.size_bytes if row is not None else None
+
+
 def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | None:
     """One target of a run by its id, or None."""
     statement = select(*TARGET_ROW_COLUMNS).where(RenderTarget.run_id == run_id, RenderTarget.id == target_id)
@@ -44,15 +57,19 @@ def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | 
 
 
 def previous_run_of_target(session: Session, run_id: str, application: str, cluster: str) -> str | None:
-    """The newest run before ``run_id`` that rendered (application, cluster)."""
-    created_at = select(FleetRun.created_at).where(FleetRun.id == run_id).scalar_subquery()
+    """The newest complete fleet run of the same fleet before ``run_id`` that rendered
+    (application, cluster): never a qualification's partial run."""
+    run = select(FleetRun.created_at, FleetRun.fleet).where(FleetRun.id == run_id).subquery()
     return session.scalar(
         select(RenderTarget.run_id)
         .join(FleetRun, FleetRun.id == RenderTarget.run_id)
         .where(
             RenderTarget.application == application,
             RenderTarget.cluster_profile == cluster,
-            FleetRun.created_at < created_at,
+            FleetRun.created_at < select(run.c.created_at).scalar_subquery(),
+            FleetRun.fleet.is_not_distinct_from(select(run.c.fleet).scalar_subquery()),
+            FleetRun.kind == RunKind.FLEET.value,
+            FleetRun.state.in_(COMPLETE_RUN_STATES),
         )
         .order_by(FleetRun.created_at.desc())
         .limit(1)

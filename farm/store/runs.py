@@ -14,6 +14,7 @@ records nothing. Everything here runs unchanged on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,15 +39,18 @@ from sqlalchemy.orm import Session
 
 from farm.store.models import (
     ActionCacheEntry,
+    CatalogSnapshot,
     EvidenceRecord,
     FailedAction,
     FleetRun,
     JobState,
     RenderJob,
     RenderTarget,
+    RunKind,
     RunState,
     utcnow,
 )
+from farm.store.objects import ObjectStore
 
 JOB_OPEN_STATES = (JobState.PLANNED.value, JobState.QUEUED.value, JobState.RUNNING.value)
 JOB_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value)
@@ -619,12 +623,48 @@ def newest_runs(session: Session, limit: int) -> list[FleetRun]:
     return list(session.scalars(select(FleetRun).order_by(FleetRun.created_at.desc()).limit(limit)))
 
 
-def snapshot_of_previous_run(session: Session, run_id: str) -> str | None:
-    """The snapshot of the newest run planned before ``run_id`` (None for the first run)."""
-    created = select(FleetRun.created_at).where(FleetRun.id == run_id).scalar_subquery()
+COMPLETE_RUN_STATES = (RunState.COMPLETED.value, RunState.COMPLETED_WITH_FAILURES.value)
+
+
+def run_by_id(session: Session, run_id: str) -> FleetRun | None:
+    return session.get(FleetRun, run_id)
+
+
+def latest_fleet_run(
+    session: Session, objects: ObjectStore, fleet: str, *, before: str | None = None
+) -> FleetRun | None:
+    """The newest complete run of kind ``fleet`` of the fleet named ``fleet`` (planned before the
+    run ``before``, when given): the baseline of ``farm plan``, ``farm diff`` and the dashboard.
+
+    A qualification's partial run is never one. Runs recorded before runs had a fleet column
+    name their fleet only through their snapshot, whose manifest is read for them.
+    """
+    statement = select(FleetRun).where(
+        FleetRun.kind == RunKind.FLEET.value,
+        FleetRun.state.in_(COMPLETE_RUN_STATES),
+        or_(FleetRun.fleet == fleet, FleetRun.fleet.is_(None)),
+    )
+    if before is not None:
+        created = select(FleetRun.created_at).where(FleetRun.id == before).scalar_subquery()
+        statement = statement.where(FleetRun.id != before, FleetRun.created_at <= created)
+    names: dict[str, str | None] = {}
+    for run in session.scalars(statement.order_by(FleetRun.created_at.desc(), FleetRun.id.desc())):
+        if run.fleet == fleet:
+            return run
+        if run.snapshot_digest not in names:
+            names[run.snapshot_digest] = _snapshot_name(session, objects, run.snapshot_digest)
+        if names[run.snapshot_digest] == fleet:
+            return run
+    return None
+
+
+def _snapshot_name(session: Session, objects: ObjectStore, digest: str) -> str | None:
+    blob = session.scalar(select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.digest == digest))
+    return json.loads(objects.get(blob)).get("name") if blob else None
+
+
+def snapshot_manifest_digest(session: Session, snapshot_digest: str) -> str | None:
+    """The blob holding the manifest of the stored snapshot ``snapshot_digest``."""
     return session.scalar(
-        select(FleetRun.snapshot_digest)
-        .where(FleetRun.id != run_id, FleetRun.created_at <= created)
-        .order_by(FleetRun.created_at.desc())
-        .limit(1)
+        select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.digest == snapshot_digest)
     )

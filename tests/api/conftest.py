@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from fleet.conftest import FleetEnv, catalog, fleet_env, make_catalog  # noqa: F401
 
 from farm.api import create_app
-from farm.scheduler.executors import run_local
-from farm.scheduler.service import plan_catalog
+from farm.execution.local import run_local
+from farm.fleet.service import plan_catalog
 
 TOKEN = "s3cret-token"
 
@@ -57,17 +57,19 @@ class ExampleFleet:
 @pytest.fixture
 def example_fleet(fleet_env: FleetEnv, tmp_path: Path) -> ExampleFleet:  # noqa: F811
     from farm.catalog import load_catalog
-    from farm.qualification.service import qualify_subjects
+    from farm.execution.executors import executor_for
+    from farm.fleet.service import Trigger, qualify
 
     root = tmp_path / "example"
     shutil.copytree(EXAMPLE, root)
     _, planned = plan_catalog(fleet_env.storage, root)
     run_local(fleet_env.settings, planned.queued, processes=1)
-    qualify_subjects(
+    qualify(
         fleet_env.storage,
         load_catalog(root),
         [QUALIFIED_SUBJECT],
-        execute=lambda queued: run_local(fleet_env.settings, queued, processes=1),
+        executor=executor_for(fleet_env.settings, "local", processes=1),
+        trigger=Trigger.CLI,
         source=str(root),
     )
     return ExampleFleet(fleet_env, planned.run_id, root)

@@ -43,7 +43,7 @@ def test_a_triggered_run_whose_executor_fails_is_failed_with_the_message_and_one
     assert run["state"] == "completed_with_failures" and run["done"] == run["total"]
     failed = client.get(f"/api/runs/{run_id}/targets", params={"application": "app-9"}).json()
     assert [t["error_code"] for t in failed] == ["run.executor_failed"] * 2
-    assert all("render worker could not start" in t["error_message"] for t in failed)
+    assert all("signing.key" in t["error_message"] for t in failed)
     _wait_for(lambda: _background_lines(caplog), 10)
     lines = _background_lines(caplog)
     assert len(lines) == 1 and lines[0].exc_info is None

@@ -180,8 +180,8 @@ def test_a_person_finds_why_a_target_of_the_example_fleet_failed_after_a_bad_cha
     """examples/fleet is run, then run again after a change that breaks storefront's cpu request:
     from the runs list to that run, to a failed storefront target (its error), and on to the
     output of the previous, good render of the same target."""
-    from farm.scheduler.executors import run_local
-    from farm.scheduler.service import plan_catalog
+    from farm.execution.local import run_local
+    from farm.fleet.service import plan_catalog
 
     app_yaml = example_fleet.root / "applications" / "storefront" / "app.yaml"
     app_yaml.write_text(app_yaml.read_text().replace("cpu: 250m", "cpu: lots"))

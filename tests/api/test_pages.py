@@ -4,9 +4,9 @@ from fastapi.testclient import TestClient
 from fleet.conftest import make_catalog
 
 from api.conftest import FinishedRun
-from farm.scheduler.executors import run_local
-from farm.scheduler.planner import PlannedRun
-from farm.scheduler.service import plan_catalog
+from farm.execution.local import run_local
+from farm.fleet.planner import PlannedRun
+from farm.fleet.service import plan_catalog
 
 
 def _failed_target(client: TestClient, run_id: str) -> dict:

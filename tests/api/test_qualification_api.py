@@ -93,3 +93,47 @@ def test_the_board_page_groups_subjects_by_state_and_links_the_timeline(example_
     assert "current evidence" in timeline and "ingress-class=public" in timeline
     assert 'href="/qualification"' in example_client.get("/").text
     assert example_client.get("/qualification/999999", headers={"accept": "text/html"}).status_code == 404
+
+
+def _wait_for_state(client: TestClient, subject: tuple[str, str], state: str) -> str:
+    deadline = time.monotonic() + 90
+    seen = ""
+    while time.monotonic() < deadline:
+        seen = _subject(client, *subject)["state"]
+        if seen == state:
+            break
+        time.sleep(0.3)
+    return seen
+
+
+def test_a_run_triggered_through_the_api_applies_qualification_on_run(
+    example_client: TestClient, example_fleet: ExampleFleet
+) -> None:
+    """An API-triggered run goes through the fleet-run owner, after-run steps included: after a
+    ClusterProfile edit, its qualified subject goes stale (FARM_QUALIFICATION_ON_RUN=stale)."""
+    assert _subject(example_client, *QUALIFIED_SUBJECT)["state"] == "qualified"
+    cluster = example_fleet.root / "clusters" / f"{QUALIFIED_SUBJECT[0]}.yaml"
+    cluster.write_text(cluster.read_text().replace("letsencrypt-prod", "letsencrypt-other"))
+
+    response = example_client.post("/api/runs", json={"catalog": "example"}, headers=AUTH)
+    assert response.status_code == 202, response.text
+    assert _wait_for_state(example_client, QUALIFIED_SUBJECT, "stale") == "stale"
+    runs = example_client.get("/api/runs").json()["runs"]
+    assert (runs[0]["kind"], runs[0]["trigger"], runs[0]["fleet"]) == ("fleet", "api", "example")
+
+
+def test_subjects_are_written_cluster_colon_profile_equals_value_on_the_board_and_in_a_trigger(
+    example_client: TestClient,
+) -> None:
+    subject = f"{QUALIFIED_SUBJECT[0]}:{QUALIFIED_SUBJECT[1]}"
+    assert subject in {s["subject"] for s in example_client.get("/api/qualification").json()}
+    accepted = example_client.post(
+        "/api/qualification", json={"catalog": "example", "subjects": [subject]}, headers=AUTH
+    )
+    assert accepted.status_code == 202 and accepted.json()["subjects"] == [subject]
+    old_form = example_client.post(
+        "/api/qualification",
+        json={"catalog": "example", "subjects": ["prod-nginx:profile=ingress-class=public"]},
+        headers=AUTH,
+    )
+    assert old_form.status_code == 422

@@ -8,7 +8,7 @@ from fleet.conftest import make_catalog
 
 from api.conftest import FinishedRun
 from farm.catalog import load_catalog
-from farm.scheduler.preview import Plan, preview, run_baseline
+from farm.fleet.preview import Plan, preview, run_baseline
 
 
 @pytest.fixture

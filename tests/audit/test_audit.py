@@ -11,17 +11,18 @@ from fleet.conftest import Catalog, FleetEnv, helm_environment, make_catalog, wr
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-import farm.scheduler.audit as audit_module
+import farm.audit.service as audit_module
+from farm.audit.service import MATCH, STOPPED, run_audit
+from farm.build.bounded import RENDER_MEMORY, RENDER_TIMEOUT
+from farm.build.fetch import FORGED_ACTION_KEY
 from farm.catalog import load_catalog
 from farm.cli import app
 from farm.core import registry
 from farm.evidence.audit_record import AUDIT_PREDICATE_TYPE
 from farm.evidence.dsse import parse_envelope, sign_envelope
 from farm.evidence.statement import parse_statement
-from farm.scheduler.audit import MATCH, STOPPED, run_audit
-from farm.scheduler.bounded import RENDER_MEMORY, RENDER_TIMEOUT
-from farm.scheduler.jobs import FORGED_ACTION_KEY, run_job
-from farm.scheduler.planner import plan_run
+from farm.fleet.jobs import run_job
+from farm.fleet.planner import plan_run
 from farm.store import models
 from farm.store.audit_records import all_audit_records
 

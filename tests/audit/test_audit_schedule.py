@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from fleet.conftest import Catalog, FleetEnv
 
+from farm.audit.service import scheduled_audit
 from farm.catalog import load_catalog
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.statement import parse_statement
-from farm.scheduler.audit import scheduled_audit
-from farm.scheduler.jobs import run_job
-from farm.scheduler.planner import plan_run
+from farm.fleet.jobs import run_job
+from farm.fleet.planner import plan_run
 from farm.settings import load_settings
 from workers.schedule import AUDIT_TASK, beat_schedule
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.charts import render_with_charts
+from farm.build.charts import render_with_charts
 from farm.core import yamlio
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import DEFAULT_POLICY, Policy

@@ -14,7 +14,7 @@ from farm.core.errors import ParameterError
 from farm.core.params import merge_values
 from farm.core.render import RenderRequest, ValuesLayer, render
 from farm.core.request import RequestError, decode_request, pack_requests, packed_digests, unpack_request
-from farm.evidence.canonical import canonical_json
+from farm.identity.canonical import canonical_json
 
 APP = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from farm.build.bounded import stop_render_children
 from farm.evidence.keys import Signer, load_configured_signer
-from farm.scheduler.bounded import stop_render_children
 from farm.settings import FarmSettings, load_settings
 from farm.store.context import Storage, open_storage
 

@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-import farm.scheduler.jobs as jobs
+import farm.build.step as step
+import farm.fleet.jobs as jobs
+from farm.build.bounded import stop_render_children
+from farm.build.fetch import FORGED_REQUEST
 from farm.catalog import load_catalog
 from farm.core.errors import CoreError
-from farm.scheduler.bounded import stop_render_children
-from farm.scheduler.jobs import run_job
-from farm.scheduler.planner import plan_run
-from farm.scheduler.progress import run_summary
-from farm.scheduler.reconcile import stale_jobs
-from farm.scheduler.service import plan_catalog
+from farm.fleet.jobs import run_job
+from farm.fleet.planner import plan_run
+from farm.fleet.progress import run_summary
+from farm.fleet.reconcile import stale_jobs
+from farm.fleet.service import plan_catalog
 from farm.store import audit, models
 from farm.store.db import session_scope
 from farm.store.runs import claim_job, targets_of_run
@@ -112,10 +114,10 @@ def test_internal_errors_are_never_cached(
     def crash(request: object, **options: object) -> None:
         raise ZeroDivisionError("a handler bug")
 
-    monkeypatch.setattr(jobs, "render", crash)
+    monkeypatch.setattr(step, "render", crash)
     _, first = plan_catalog(fleet_env.storage, catalog.root)
     _run_all(fleet_env, first.queued)
-    assert {t.error_code for t in _targets(fleet_env, first.run_id).values()} == {jobs.INTERNAL_ERROR}
+    assert {t.error_code for t in _targets(fleet_env, first.run_id).values()} == {step.INTERNAL_ERROR}
     assert _count(fleet_env, models.FailedAction) == 0
     monkeypatch.undo()
     stop_render_children()  # renders run in a child forked while the crash was patched in
@@ -150,7 +152,7 @@ def test_a_request_pack_whose_bytes_do_not_match_its_digest_fails_its_applicatio
     failed = {key: t for key, t in targets.items() if t.state == "failed"}
     assert sorted(failed) == sorted(key for key in targets if key[0] == "app-2")
     forged = failed[("app-2", "cluster-a")]
-    assert (forged.error_code, forged.output_digest) == (jobs.FORGED_REQUEST, None)
+    assert (forged.error_code, forged.output_digest) == (FORGED_REQUEST, None)
     assert victim.request_digest in (forged.error_message or "")
     assert victim.request_pack in (forged.error_message or "")
 
@@ -177,7 +179,7 @@ def test_a_pack_holding_other_bytes_under_a_targets_request_digest_fails_that_ta
     _run_all(fleet_env, planned.queued)
     targets = _targets(fleet_env, planned.run_id)
     forged = targets[("app-2", "cluster-a")]
-    assert (forged.state, forged.error_code, forged.output_digest) == ("failed", jobs.FORGED_REQUEST, None)
+    assert (forged.state, forged.error_code, forged.output_digest) == ("failed", FORGED_REQUEST, None)
     assert "does not match its digest" in (forged.error_message or "")
     assert victim.request_digest in (forged.error_message or "")
     assert [k for k, t in targets.items() if t.state == "failed"] == [("app-2", "cluster-a")]
@@ -235,7 +237,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
 ) -> None:
     _, planned = plan_catalog(fleet_env.storage, catalog.root)
     job_id, key = planned.queued[0]
-    render = jobs.render
+    render = step.render
     taken: list[bool] = []
 
     def taken_over(request: object, **options: object) -> object:
@@ -248,7 +250,7 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
             raise CoreError("refused after the takeover")
         return render(request, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(jobs, "render", taken_over)
+    monkeypatch.setattr(step, "render", taken_over)
     outcome = run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)
     assert outcome.state == "skipped"
     with session_scope(fleet_env.storage.sessions) as session:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from farm.scheduler.bounded import RENDER_MEMORY, RENDER_TIMEOUT, RenderBounds, run_bounded
-from farm.scheduler.executors import run_local
-from farm.scheduler.jobs import run_job
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import plan_catalog
+from farm.build.bounded import RENDER_MEMORY, RENDER_TIMEOUT, RenderBounds, run_bounded
+from farm.execution.local import run_local
+from farm.fleet.jobs import run_job
+from farm.fleet.progress import run_summary
+from farm.fleet.service import plan_catalog
 from farm.settings import load_settings
 from farm.store.context import open_storage
 

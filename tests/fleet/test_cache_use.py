@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from farm.scheduler.jobs import run_job
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import plan_catalog
+from farm.fleet.jobs import run_job
+from farm.fleet.progress import run_summary
+from farm.fleet.service import plan_catalog
 from farm.store import models
 from farm.store.db import session_scope
 from farm.store.runs import targets_of_run

@@ -33,7 +33,7 @@ import redis
 from conftest_store import DatabaseFactory
 from sqlalchemy import func, select
 
-from farm.scheduler.fingerprint import core_version, versioned_queue
+from farm.identity.fingerprint import core_version, versioned_queue
 from farm.settings import load_settings
 from farm.store import models
 from farm.store.context import Storage, open_storage
@@ -109,7 +109,7 @@ class CeleryFarm:
         # Patched before anything imports it, so the planner's, the worker's and the queue's
         # view of the core version are all the other release's.
         launcher = (
-            "import sys, farm.scheduler.fingerprint as f; "
+            "import sys, farm.identity.fingerprint as f; "
             + (f"f.core_version = lambda: {core!r}; " if core else "")
             + "from celery.__main__ import main; sys.argv[0] = 'celery'; sys.exit(main())"
         )
@@ -576,7 +576,7 @@ def test_a_worker_serves_metrics_and_logs_json_lines_with_run_and_job_ids(
 
     job_ids = {job.id for job in celery_farm.jobs(run_id)}
     lines = _json_log_lines(celery_farm)
-    job_lines = [line for line in lines if line["logger"] == "farm.scheduler.jobs"]
+    job_lines = [line for line in lines if line["logger"] == "farm.fleet.jobs"]
     assert len(job_lines) == 8, lines  # claimed and finished, per job
     assert {line["job_id"] for line in job_lines} == job_ids
     assert {line["run_id"] for line in job_lines} == {run_id}
@@ -592,7 +592,7 @@ def _json_log_lines(farm: CeleryFarm) -> list[dict]:
 def _every_job_logged(farm: CeleryFarm) -> bool:
     """Whether the worker has logged the claim and the end of all four jobs."""
     lines = _json_log_lines(farm)
-    return len([line for line in lines if line["logger"] == "farm.scheduler.jobs"]) >= 8
+    return len([line for line in lines if line["logger"] == "farm.fleet.jobs"]) >= 8
 
 
 def _scrape_or_none(port: int) -> dict[str, float] | None:
@@ -634,7 +634,8 @@ def test_requalify_on_run_sends_qualification_tasks_to_the_versioned_queue_and_a
 ) -> None:
     root = tmp_path / "fleet"
     shutil.copytree(EXAMPLE_FLEET, root)
-    celery_farm.env |= {"FARM_QUALIFICATION_CATALOG": str(root), "FARM_QUALIFICATION_ON_RUN": "requalify"}
+    # no FARM_QUALIFICATION_CATALOG: a qualification task names the stored snapshot it renders
+    celery_farm.env |= {"FARM_QUALIFICATION_ON_RUN": "requalify"}
     celery_farm.start_worker()
     celery_farm.farm_json("qualify", str(root), "--executor", "celery")
     cluster = root / "clusters" / "prod-nginx.yaml"
@@ -642,6 +643,7 @@ def test_requalify_on_run_sends_qualification_tasks_to_the_versioned_queue_and_a
 
     summary = celery_farm.farm_json("run", str(root), "--executor", "celery")
     assert summary["state"] == "completed"
+    shutil.rmtree(root)  # the worker qualifies what the run recorded, not what a folder holds
     # The run marked both values stale and sent one farm.qualification.qualify task each.
     wait_until(
         lambda: set(_board(celery_farm).values()) == {"qualified"},

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import latest_output
+from farm.fleet.progress import run_summary
+from farm.fleet.queries import latest_output
 
 from .conftest import Catalog, FleetEnv, helm_environment, make_catalog, no_helm_environment, write_helm_app
 

@@ -9,8 +9,9 @@ from typer.testing import CliRunner
 
 from farm.cli import app as cli
 from farm.core.errors import MAX_MESSAGE
-from farm.scheduler.executors import run_local
-from farm.scheduler.service import diff_runs, plan_catalog
+from farm.execution.local import run_local
+from farm.fleet.diff import diff_runs
+from farm.fleet.service import plan_catalog
 
 from .conftest import Catalog, FleetEnv
 

@@ -33,7 +33,7 @@ HOSTILE_FILES = {  # application → (corpus file, a part of its message)
 GOOD_TARGETS = 8  # app-0..app-2 on cluster-a..c, less the excluded app-0/cluster-c
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_MESSAGE = 4100
-WORKER_FAILURES = {"internal_error", "render.crashed", "render.timeout", "render.memory"}
+WORKER_FAILURES = {"render.internal_error", "render.crashed", "render.timeout", "render.memory"}
 
 APP_WITH = """apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application

@@ -9,9 +9,11 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from farm.cli import app as cli
-from farm.scheduler.executors import run_local
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import diff_runs, latest_output, plan_catalog
+from farm.execution.local import run_local
+from farm.fleet.diff import diff_runs
+from farm.fleet.progress import run_summary
+from farm.fleet.queries import latest_output
+from farm.fleet.service import plan_catalog
 from farm.store import models
 from farm.store.db import session_scope
 

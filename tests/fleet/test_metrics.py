@@ -9,9 +9,9 @@ import urllib.request
 from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
+from farm.execution.local import run_local
+from farm.fleet.service import plan_catalog
 from farm.metrics import register_collector
-from farm.scheduler.executors import run_local
-from farm.scheduler.service import plan_catalog
 
 from .conftest import Catalog, FleetEnv
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from farm.catalog import load_catalog
 from farm.cli import app as cli
 from farm.core.request import RenderRequest
-from farm.scheduler import preview as pv
-from farm.scheduler.jobs import run_job
-from farm.scheduler.service import plan_catalog
+from farm.fleet import preview as pv
+from farm.fleet.jobs import run_job
+from farm.fleet.service import plan_catalog
 from farm.store import models
 from farm.store.db import session_scope
 from farm.store.runs import targets_of_run

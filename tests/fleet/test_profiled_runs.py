@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from farm.scheduler.jobs import run_job
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import plan_catalog
+from farm.fleet.jobs import run_job
+from farm.fleet.progress import run_summary
+from farm.fleet.service import plan_catalog
 from farm.store.db import session_scope
 from farm.store.runs import targets_of_run
 
@@ -76,7 +76,7 @@ def test_a_write_equal_to_the_owned_value_passes_the_lock(fleet_env: FleetEnv, t
 
 def _plan_causes(env: FleetEnv, root: Path) -> dict[tuple[str, str], list[str]]:
     from farm.catalog import load_catalog
-    from farm.scheduler import preview as pv
+    from farm.fleet import preview as pv
 
     snapshot = load_catalog(root)
     run_id = pv.latest_run_of_fleet(env.storage, snapshot.name)
@@ -121,9 +121,9 @@ def test_a_stored_request_whose_envelope_strips_the_locks_is_refused_by_the_work
     from sqlalchemy import update
 
     from farm.catalog import TargetRequest
-    from farm.evidence.provenance import request_action_key
+    from farm.identity.fingerprint import core_version
+    from farm.identity.keys import request_action_key
     from farm.profiles.resolve import canonical
-    from farm.scheduler.fingerprint import core_version
     from farm.store.models import RenderTarget
     from farm.store.snapshots import load_request, persist_requests
 

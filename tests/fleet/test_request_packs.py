@@ -12,9 +12,9 @@ from sqlalchemy import update
 
 from farm.catalog import load_catalog
 from farm.core.request import packed_digests
-from farm.scheduler.jobs import run_job
-from farm.scheduler.preview import preview
-from farm.scheduler.service import plan_catalog
+from farm.fleet.jobs import run_job
+from farm.fleet.preview import preview
+from farm.fleet.service import plan_catalog
 from farm.store import audit, models
 from farm.store.db import session_scope
 from farm.store.objects import S3ObjectStore

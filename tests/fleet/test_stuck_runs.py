@@ -12,11 +12,11 @@ import pytest
 from sqlalchemy import select
 
 from farm.commands.run import _wait_with_progress
-from farm.scheduler.executors import CeleryQueue
-from farm.scheduler.fingerprint import versioned_queue
-from farm.scheduler.jobs import RETRIES_EXHAUSTED, give_up_job
-from farm.scheduler.progress import run_summary
-from farm.scheduler.service import plan_catalog
+from farm.execution.celery import CeleryQueue
+from farm.fleet.jobs import RETRIES_EXHAUSTED, give_up_job
+from farm.fleet.progress import run_summary
+from farm.fleet.service import plan_catalog
+from farm.identity.fingerprint import versioned_queue
 from farm.settings import load_settings
 from farm.store import models
 from farm.store.db import session_scope

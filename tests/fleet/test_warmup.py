@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.scheduler.warmup import WORKER_MODULES, will_run_locally
+from farm.execution.warmup import WORKER_MODULES, will_run_locally
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_a_local_pool_worker_starts_with_the_worker_modules_already_imported(tmp
     probe = (
         "import sys\n"
         "from concurrent.futures import ProcessPoolExecutor\n"
-        "from farm.scheduler.warmup import WORKER_MODULES, forkserver_context\n"
+        "from farm.execution.warmup import WORKER_MODULES, forkserver_context\n"
         "def found(): return [m for m in WORKER_MODULES if m in sys.modules]\n"
         "if __name__ == '__main__':\n"
         "    with ProcessPoolExecutor(1, mp_context=forkserver_context()) as pool:\n"

@@ -44,7 +44,7 @@ def _assert_run_lines(lines: list[dict], env: FleetEnv, run_id: str) -> None:
     messages = {line["message"] for line in lines if line["run_id"] == run_id}
     assert any(message.startswith("run planned: 8 targets") for message in messages), messages
     assert "run finished" in messages
-    job_lines = [line for line in lines if line["logger"] == "farm.scheduler.jobs"]
+    job_lines = [line for line in lines if line["logger"] == "farm.fleet.jobs"]
     assert len(job_lines) == 2 * len(_job_ids(env, run_id))
     assert {line["job_id"] for line in job_lines} == _job_ids(env, run_id)
     assert {line["run_id"] for line in job_lines} == {run_id}

@@ -13,14 +13,16 @@ from sqlalchemy import select
 
 from farm.catalog import CatalogSnapshot, load_catalog
 from farm.evidence.keys import Signer, load_configured_signer
+from farm.fleet.jobs import run_job
+from farm.fleet.planner import PlannedRun, plan_run
+from farm.fleet.qualify import qualify_subject
+from farm.fleet.service import Trigger
 from farm.qualification import service
-from farm.scheduler.jobs import run_job
-from farm.scheduler.planner import PlannedRun, plan_run
 from farm.settings import load_settings
 from farm.store import qualification as records
 from farm.store.context import Storage, open_storage
 from farm.store.db import session_scope
-from farm.store.models import QualificationRun, utcnow
+from farm.store.models import QualificationRun, RunKind, utcnow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
 CLUSTER, SELECTION = "prod-nginx", "ingress-class=internal"
@@ -60,8 +62,9 @@ def _start_and_die(
     planned = plan_run(
         storage,
         snapshot,
+        trigger=Trigger.CLI,
         source="tests",
-        trigger="qualification",
+        kind=RunKind.QUALIFICATION,
         target_requests=service.subject_requests(snapshot, CLUSTER, SELECTION),
     )
     with session_scope(storage.sessions) as session:
@@ -108,15 +111,15 @@ def test_a_qualification_left_running_by_a_dead_process_is_errored_by_the_finder
     assert _run_state(storage, run_id) == "errored"
     assert _subject(storage, snapshot, trusted) == ("unqualified", "")
 
-    result = service.qualify_subject(
+    result = qualify_subject(
         storage,
         snapshot,
         CLUSTER,
         SELECTION,
-        execute=_execute(storage, signer),
-        wait=lambda _run_id: None,
+        executor=_execute(storage, signer),
         signer=signer,
         trusted_keyids=trusted,
+        trigger=Trigger.CLI,
         source="tests",
     )
     assert result.state == "qualified"
@@ -160,15 +163,15 @@ def test_a_qualification_that_raises_errors_its_run_at_once(
         raise ConnectionError("broker went away")
 
     with pytest.raises(ConnectionError):
-        service.qualify_subject(
+        qualify_subject(
             storage,
             snapshot,
             CLUSTER,
             SELECTION,
-            execute=broken,
-            wait=lambda _run_id: None,
+            executor=broken,
             signer=signer,
             trusted_keyids=trusted,
+            trigger=Trigger.CLI,
             source="tests",
         )
     with session_scope(storage.sessions) as session:

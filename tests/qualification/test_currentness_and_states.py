@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.qualification import Qualification, TargetOutput, currentness
+from farm.identity.canonical import sha256_hex
 from farm.qualification import states
 from farm.qualification.descriptor import (
     cluster_profile_identity,

@@ -40,7 +40,7 @@ def test_gc_after_qualifying_a_value_no_target_selects_keeps_its_requests_for_au
         "FARM_OBJECT_STORE": str(tmp_path / "objects"),
         "FARM_EXECUTOR": "local",
     }
-    subject = "prod-nginx:profile=ingress-class=internal"
+    subject = "prod-nginx:ingress-class=internal"
     _farm(env, "qualify", str(root), subject)
     again = json.loads(_farm(env, "qualify", str(root), subject, "--json"))  # every target cached
     run_id = again[0]["run_id"]

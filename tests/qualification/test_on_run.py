@@ -109,7 +109,7 @@ def test_editing_one_values_fragment_makes_only_that_value_stale_after_a_run_and
         (*INTERNAL, "qualified", "stale", "fleet run")
     ]
 
-    output = _farm(env, "qualify", str(root), "prod-nginx:profile=ingress-class=internal")
+    output = _farm(env, "qualify", str(root), "prod-nginx:ingress-class=internal")
     assert output == f"prod-nginx:ingress-class=internal: qualified run {output.split()[-1]}\n"
     after = _board(env)
     assert after[INTERNAL]["state"] == "qualified"

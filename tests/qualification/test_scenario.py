@@ -10,8 +10,10 @@ import pytest
 
 from farm.catalog import load_catalog
 from farm.evidence.keys import Signer, load_configured_signer
+from farm.fleet.jobs import run_job
+from farm.fleet.qualify import qualify_subject
+from farm.fleet.service import Trigger
 from farm.qualification import service
-from farm.scheduler.jobs import run_job
 from farm.settings import load_settings
 from farm.store import qualification as records
 from farm.store.context import Storage, open_storage
@@ -38,15 +40,15 @@ def _qualify_all(storage: Storage, signer: Signer, root: Path) -> dict[tuple[str
             run_job(storage, signer, job_id, worker="test", expected_batch_key=key)
 
     return {
-        (cluster, selection): service.qualify_subject(
+        (cluster, selection): qualify_subject(
             storage,
             snapshot,
             cluster,
             selection,
-            execute=execute,
-            wait=lambda _run_id: None,
+            executor=execute,
             signer=signer,
             trusted_keyids=frozenset({signer.keyid}),
+            trigger=Trigger.CLI,
             source="tests",
         ).state
         for cluster, selection in service.subjects_of(snapshot)

@@ -8,7 +8,6 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import parse_envelope, sign_envelope
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import Signer, TrustedSigners, public_key_pem, signer_from_private_key
@@ -23,6 +22,7 @@ from farm.evidence.qualification import (
     verify_qualification_evidence,
 )
 from farm.evidence.statement import Statement, build_statement
+from farm.identity.canonical import sha256_hex
 
 ENVELOPE = sha256_hex(b"resolved envelope")
 IDENTITY = sha256_hex(b"")

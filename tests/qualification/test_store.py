@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.qualification import Qualification, TargetOutput
+from farm.identity.canonical import sha256_hex
 from farm.qualification.descriptor import descriptor_identity
 from farm.qualification.states import Today
 from farm.store import qualification as store

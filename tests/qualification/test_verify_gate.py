@@ -9,14 +9,16 @@ import shutil
 from pathlib import Path
 
 from farm.catalog import load_catalog
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.keys import load_configured_signer, load_configured_trust
 from farm.evidence.qualification import Qualification, TargetOutput, sign_qualification
+from farm.fleet.jobs import run_job
+from farm.fleet.qualify import qualify_subject
+from farm.fleet.service import Trigger
+from farm.identity.canonical import sha256_hex
 from farm.profiles import parse_selection
 from farm.profiles.resolve import canonical
 from farm.qualification import service
 from farm.qualification.audit import verify_qualifications
-from farm.scheduler.jobs import run_job
 from farm.settings import load_settings
 from farm.store import qualification as records
 from farm.store.context import open_storage
@@ -41,15 +43,15 @@ def test_a_trusted_statement_over_an_envelope_with_forged_owned_paths_fails_veri
         for job_id, key in queued:
             run_job(storage, signer, job_id, worker="test", expected_batch_key=key)
 
-    result = service.qualify_subject(
+    result = qualify_subject(
         storage,
         snapshot,
         "prod-nginx",
         "ingress-class=internal",
-        execute=execute,
-        wait=lambda _run_id: None,
+        executor=execute,
         signer=signer,
         trusted_keyids=frozenset({signer.keyid}),
+        trigger=Trigger.CLI,
         source="tests",
     )
     assert result.state == "qualified"

@@ -11,12 +11,12 @@ from pydantic import BaseModel
 
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.provenance import RenderProvenance
-from farm.scheduler.service import latest_output, unified_output_diff
+from farm.fleet.diff import unified_output_diff
+from farm.fleet.queries import latest_output
 from farm.store.audit import check_output
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.models import RenderOutput as RenderOutputRow
-from farm.store.queries import output_known, target_history
+from farm.store.queries import output_known, output_size, target_history
 
 router = APIRouter(tags=["outputs"])
 
@@ -88,7 +88,7 @@ def output_evidence(storage: Storage, digest: str) -> OutputEvidence:
         if not output_known(session, digest):
             raise HTTPException(status_code=404, detail=f"no output {digest}")
         checked = check_output(session, storage.objects, trusted, digest)
-        size = session.get(RenderOutputRow, digest).size_bytes
+        size = output_size(session, digest)
     return OutputEvidence(
         digest=digest,
         size=size,

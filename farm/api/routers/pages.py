@@ -17,13 +17,13 @@ from farm.api.routers.outputs import output_evidence
 from farm.api.routers.qualification import board, subject_timeline
 from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter
 from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
+from farm.fleet.diff import unified_output_diff
+from farm.fleet.progress import RunSummary, runs_progress
 from farm.qualification.states import STATES
-from farm.scheduler.progress import RunSummary, runs_progress
-from farm.scheduler.service import unified_output_diff
 from farm.store.db import read_scope
 from farm.store.models import FleetRun, JobState
 from farm.store.queries import RunGrid, previous_run_of_target, run_grid, runs_page, target_of_run
-from farm.store.runs import TargetFilter
+from farm.store.runs import TargetFilter, run_by_id
 
 TEMPLATES = Jinja2Templates(directory=str(FilePath(__file__).resolve().parent.parent / "templates"))
 FORMATTER = HtmlFormatter(noclasses=True, style="default")
@@ -35,17 +35,28 @@ def _yaml(text: str) -> str:
     return highlight(text, YamlLexer(), FORMATTER)
 
 
+def _duration(run: FleetRun) -> str:
+    if run.finished_at is None:
+        return "-"
+    seconds = (run.finished_at - (run.started_at or run.created_at)).total_seconds()
+    return f"{seconds:.1f} s"
+
+
 @router.get("/", response_class=HTMLResponse)
 def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
     storage = request.app.state.storage
     after = _decode_cursor(cursor) if cursor else None
     with read_scope(storage.sessions) as session:
         rows = runs_page(session, 21, after)
-    created = {run.id: run.created_at for run in rows}
+    by_id = {run.id: run for run in rows}
     runs = [
         {
             "id": summary.run_id,
-            "created_at": created[summary.run_id],
+            "created_at": by_id[summary.run_id].created_at,
+            "kind": by_id[summary.run_id].kind,
+            "trigger": by_id[summary.run_id].trigger,
+            "fleet": by_id[summary.run_id].fleet or "-",
+            "duration": _duration(by_id[summary.run_id]),
             "state": summary.state,
             "total": summary.total,
             "done": summary.done,
@@ -59,6 +70,8 @@ def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
         next_cursor = _encode_cursor(
             RunItem(
                 id=last.id,
+                kind=last.kind,
+                fleet=last.fleet,
                 state=last.state,
                 snapshot=last.snapshot_digest,
                 trigger=last.trigger,
@@ -101,7 +114,7 @@ def run_page(
 ) -> HTMLResponse:
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:  # the run and its grid in one transaction
-        run = session.get(FleetRun, run_id)
+        run = run_by_id(session, run_id)
         if run is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
         grid = run_grid(session, run_id, where)

@@ -11,8 +11,10 @@ from pydantic import BaseModel, ConfigDict
 from farm.api.background import start_in_background
 from farm.api.security import require_token
 from farm.catalog import CatalogError, load_catalog
+from farm.execution.executors import CELERY, LOCAL, executor_for, uses_celery
+from farm.fleet.service import Trigger, qualify
 from farm.qualification import service
-from farm.scheduler.executors import run_local
+from farm.qualification.subjects import SubjectSyntaxError, format_subject, parse_subject
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import read_scope
@@ -25,6 +27,7 @@ SubjectId = Annotated[int, Path(ge=1)]
 
 class Subject(BaseModel):
     id: int
+    subject: str  # CLUSTER[:PROFILE=VALUE], as the CLI and the board write it
     cluster: str
     selection: str  # "name=value", or "" for an unprofiled ClusterProfile
     state: str
@@ -50,7 +53,7 @@ class SubjectTimeline(BaseModel):
 class QualifyBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     catalog: str
-    subjects: list[str] | None = None  # "CLUSTER" or "CLUSTER:name=value"; default every subject
+    subjects: list[str] | None = None  # CLUSTER[:PROFILE=VALUE]; default every subject
 
 
 class QualifyAccepted(BaseModel):
@@ -61,6 +64,7 @@ class QualifyAccepted(BaseModel):
 def _subject(row: QualificationSubject) -> Subject:
     return Subject(
         id=row.id,
+        subject=format_subject(row.cluster_profile, row.selection),
         cluster=row.cluster_profile,
         selection=row.selection,
         state=row.state,
@@ -126,14 +130,19 @@ def get_subject(request: Request, subject_id: SubjectId) -> SubjectTimeline:
 
 
 def _parse_subject(text: str) -> tuple[str, str]:
-    cluster, _, selection = text.partition(":")
-    return cluster, selection
+    try:
+        return parse_subject(text)
+    except SubjectSyntaxError as error:
+        raise HTTPException(
+            status_code=422, detail=[{"loc": ["body", "subjects"], "msg": str(error)}]
+        ) from None
 
 
 @router.post("/qualification", status_code=202, dependencies=[Depends(require_token)])
 def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepted:
-    """Qualify subjects of a configured catalog (named by its fleet name) in a background thread,
-    through the same service as ``farm qualify``, with the local executor."""
+    """Qualify subjects (``CLUSTER[:PROFILE=VALUE]``) of a configured catalog (named by its fleet
+    name) through the fleet-run owner, as ``farm qualify`` does: on the Celery workers' queue when
+    the farm has a broker (the server waits for them in a background thread), else on a local pool."""
     folder = request.app.state.catalogs.get(body.catalog)
     if folder is None:
         raise HTTPException(
@@ -145,7 +154,7 @@ def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepte
         raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     known = service.subjects_of(snapshot)
     wanted = [_parse_subject(text) for text in body.subjects] if body.subjects is not None else known
-    unknown = [f"{c}:{s}" if s else c for c, s in wanted if (c, s) not in known]
+    unknown = [format_subject(c, s) for c, s in wanted if (c, s) not in known]
     if unknown:
         raise HTTPException(
             status_code=404, detail=f"not a subject of catalog {body.catalog!r}: {', '.join(unknown)}"
@@ -154,13 +163,14 @@ def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepte
     since = utcnow()
     start_in_background(
         f"qualification of {len(wanted)} subject(s) of {body.catalog}",
-        lambda: service.qualify_subjects(
+        lambda: qualify(
             storage,
             snapshot,
             wanted,
-            execute=lambda queued: run_local(storage.settings, queued),
+            executor=executor_for(storage.settings, CELERY if uses_celery(storage.settings) else LOCAL),
+            trigger=Trigger.API,
             source=str(folder),
         ),
         lambda _message: service.record_errored(storage, snapshot, wanted, since),
     )
-    return QualifyAccepted(catalog=body.catalog, subjects=[f"{c}:{s}" if s else c for c, s in wanted])
+    return QualifyAccepted(catalog=body.catalog, subjects=[format_subject(c, s) for c, s in wanted])

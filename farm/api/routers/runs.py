@@ -14,22 +14,24 @@ from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
 from farm.api.security import require_token
-from farm.catalog import CatalogError
+from farm.catalog import CatalogError, CatalogSnapshot
 from farm.commands._errors import describe
-from farm.scheduler.executors import CeleryQueue, run_local, uses_celery
-from farm.scheduler.progress import fail_run, run_progress
-from farm.scheduler.service import plan_catalog
+from farm.execution.executors import CELERY, LOCAL, Executor, executor_for, uses_celery
+from farm.fleet.planner import PlannedRun
+from farm.fleet.progress import fail_run, run_progress
+from farm.fleet.service import Trigger, finish_fleet_run, plan_catalog
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.models import FleetRun
 from farm.store.queries import RunGrid, run_grid, runs_page
-from farm.store.runs import TargetFilter, targets_of_run
+from farm.store.runs import TargetFilter, run_by_id, targets_of_run
 
 router = APIRouter(tags=["runs"])
 
 
 class RunItem(BaseModel):
     id: str
+    kind: str
+    fleet: str | None
     state: str
     snapshot: str
     trigger: str
@@ -103,6 +105,8 @@ def list_runs(
     items = [
         RunItem(
             id=r.id,
+            kind=r.kind,
+            fleet=r.fleet,
             state=r.state,
             snapshot=r.snapshot_digest,
             trigger=r.trigger,
@@ -154,7 +158,7 @@ def grid_filter(
 def load_grid(storage: Storage, run_id: str, where: TargetFilter) -> RunGrid:
     """HTTPException 404 for an unknown run."""
     with read_scope(storage.sessions) as session:
-        if session.get(FleetRun, run_id) is None:
+        if run_by_id(session, run_id) is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
         return run_grid(session, run_id, where)
 
@@ -193,7 +197,7 @@ def list_targets(
     )
     storage = _storage(request)
     with read_scope(storage.sessions) as session:
-        if session.get(FleetRun, run_id) is None:
+        if run_by_id(session, run_id) is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
         rows = targets_of_run(session, run_id, where)
     items = [
@@ -213,27 +217,30 @@ def list_targets(
     return Response(json.dumps(items, separators=(",", ":")), media_type="application/json")
 
 
-def _send_or_503(storage: Storage, run_id: str, queued: list[tuple[str, str]]) -> None:
-    """Send the run's jobs to the Celery workers; a broker that cannot take them is a 503 saying
-    that the run is planned and its jobs stay queued for ``farm reconcile`` to send."""
+def _finish_or_503(
+    storage: Storage, snapshot: CatalogSnapshot, planned: PlannedRun, executor: Executor
+) -> None:
+    """Send the run's jobs to the Celery workers and apply the after-run steps; a broker that
+    cannot take them is a 503 saying that the run is planned and its jobs stay queued for
+    ``farm reconcile`` to send."""
     try:
-        CeleryQueue(storage.settings)(queued)
+        finish_fleet_run(storage, snapshot, planned, executor, trigger=Trigger.API)
     except Exception as error:
         message = describe(error)
         if message is None:
             raise
         raise HTTPException(
             status_code=503,
-            detail=f"run {run_id} is planned but its jobs could not be sent: {message}; they stay "
+            detail=f"run {planned.run_id} is planned but its jobs could not be sent: {message}; they stay "
             "queued: farm reconcile sends them once the broker is back",
         ) from None
 
 
 @router.post("/runs", status_code=202, dependencies=[Depends(require_token)])
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
-    """Plan a run of a configured catalog (named by its fleet name) through the same scheduler
-    service as ``farm run`` and start its jobs: on the Celery workers when the farm has a broker,
-    else on a local pool in a background thread."""
+    """Start a fleet run of a configured catalog (named by its fleet name) through the fleet-run
+    owner, as ``farm run`` does (after-run steps included): its jobs go to the Celery workers when
+    the farm has a broker, else to a local pool in a background thread."""
     folder = request.app.state.catalogs.get(body.catalog)
     if folder is None:
         raise HTTPException(
@@ -241,16 +248,17 @@ def trigger_run(request: Request, body: TriggerBody) -> Triggered:
         )
     storage = _storage(request)
     try:
-        _, planned = plan_catalog(storage, folder)
+        snapshot, planned = plan_catalog(storage, folder, trigger=Trigger.API)
     except CatalogError as exc:
         raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     request.state.run_id = planned.run_id  # for the request's log line
-    if uses_celery(storage.settings):
-        _send_or_503(storage, planned.run_id, planned.queued)
-    elif planned.queued:
+    executor = executor_for(storage.settings, CELERY if uses_celery(storage.settings) else LOCAL)
+    if executor.blocking:
         start_in_background(
             f"run {planned.run_id}",
-            lambda: run_local(storage.settings, planned.queued),
+            lambda: finish_fleet_run(storage, snapshot, planned, executor, trigger=Trigger.API),
             lambda message: fail_run(storage, planned.run_id, message),
         )
+    else:
+        _finish_or_503(storage, snapshot, planned, executor)
     return Triggered(run_id=planned.run_id, queued_jobs=len(planned.queued))

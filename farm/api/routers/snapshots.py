@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel
 
-from farm.scheduler.preview import REMOVED, snapshot_plan
+from farm.fleet.preview import REMOVED, snapshot_plan
 from farm.store.context import Storage
 from farm.store.db import read_scope
 from farm.store.queries import StoredSnapshot, snapshot_name, snapshots_page, stored_snapshot

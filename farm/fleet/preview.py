@@ -1,7 +1,7 @@
 """``farm plan``: which targets a catalog would render, and why, without rendering anything.
 
 The targets and their action keys come from the planning path of ``farm run``
-(``farm.scheduler.planner.key_targets``), so a plan and the run after it agree target for target.
+(``farm.fleet.planner.key_targets``), so a plan and the run after it agree target for target.
 A target whose key is in the action or failure cache stays cached whatever changed. For every
 other target the cause is read off its render request: the descriptor's fields (document digests,
 namespace, ``--set`` flags, selection) are compared with those of the same target's request in the
@@ -16,17 +16,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import desc, select
-
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
-from farm.scheduler.fingerprint import core_version
-from farm.scheduler.planner import key_targets
-from farm.store import models
+from farm.fleet.planner import key_targets
+from farm.identity.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
 from farm.store.queries import StoredSnapshot, stored_snapshot
-from farm.store.runs import targets_of_run
+from farm.store.runs import latest_fleet_run, run_by_id, targets_of_run
 from farm.store.snapshots import RequestReader, persist_snapshot
 
 APPLICATION = "application changed"
@@ -253,7 +250,7 @@ def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callab
 def run_baseline(storage: Storage, run_id: str) -> Baseline:
     """The targets of a recorded run and their stored requests. LookupError if there is no such run."""
     with read_scope(storage.sessions) as session:
-        run = session.get(models.FleetRun, run_id)
+        run = run_by_id(session, run_id)
         if run is None:
             raise LookupError(f"--against: run {run_id} does not exist (farm runs lists them)")
         version = run.core_version
@@ -272,26 +269,11 @@ def catalog_baseline(snapshot: CatalogSnapshot, label: str) -> Baseline:
 
 
 def latest_run_of_fleet(storage: Storage, fleet: str) -> str | None:
-    """The newest run whose catalog snapshot has the fleet name ``fleet``."""
+    """The latest complete fleet run of the fleet named ``fleet``: what ``farm plan`` compares
+    with by default (never a qualification's partial run)."""
     with read_scope(storage.sessions) as session:
-        rows = list(
-            session.execute(
-                select(models.FleetRun.id, models.CatalogSnapshot.digest, models.CatalogSnapshot.blob_digest)
-                .join(
-                    models.CatalogSnapshot, models.CatalogSnapshot.digest == models.FleetRun.snapshot_digest
-                )
-                .order_by(desc(models.FleetRun.created_at))
-            )
-        )
-    names: dict[str, str | None] = {}
-    for run_id, snapshot_digest, blob_digest in rows:
-        if snapshot_digest not in names:
-            names[snapshot_digest] = (
-                json.loads(storage.objects.get(blob_digest)).get("name") if blob_digest else None
-            )
-        if names[snapshot_digest] == fleet:
-            return run_id
-    return None
+        run = latest_fleet_run(session, storage.objects, fleet)
+        return run.id if run is not None else None
 
 
 def _stored(storage: Storage, digest: str) -> StoredSnapshot:

@@ -1,4 +1,4 @@
-"""The worker's side of the envelope gate: a profiled request's ResolvedClusterProfile is
+"""The worker's side of the profile gate: a profiled request's ResolvedClusterProfile is
 recomputed from the catalog snapshot of its run before anything renders (reference R29).
 
 The base ClusterProfile and the declarations come from the snapshot's manifest in object storage
@@ -51,15 +51,15 @@ def catalog_inputs(
     return base, declaration
 
 
-def check_request_envelope(
+def check_request_profile(
     objects: ObjectStore, snapshot_digest: str, cluster: str, request: RenderRequest
 ) -> None:
-    """Refuse a profiled request whose envelope (or ClusterProfile bytes) is not what the
+    """Refuse a profiled request whose resolved ClusterProfile (or its bytes) is not what the
     snapshot resolves its selection to; raises ``ProfileError`` (``envelope.*``)."""
     if request.resolved_profile is None:
         if request.selection:
             raise ProfileError(
-                MISMATCH, f"request for {cluster} selects {request.selection} but carries no envelope"
+                MISMATCH, f"request for {cluster} selects {request.selection} but carries no resolved ClusterProfile"
             )
         return
     base, declaration = catalog_inputs(objects, snapshot_digest, cluster)

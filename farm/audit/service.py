@@ -13,27 +13,21 @@ import random
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import select
-
-from farm.charts import render_with_charts
-from farm.core.errors import CoreError
-from farm.core.render import render
-from farm.core.request import RenderRequest
+from farm.build.bounded import BoundExceeded
+from farm.build.fetch import RequestRefused, fetch_checked_request
+from farm.build.step import RenderJob, RenderOutcome, render_bounds, render_requests
 from farm.evidence.audit_record import sign_audit_record
-from farm.evidence.canonical import sha256_hex
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import parse_render_provenance
 from farm.evidence.statement import parse_statement
-from farm.scheduler.bounded import BoundExceeded, run_bounded
-from farm.scheduler.fingerprint import core_version
-from farm.scheduler.jobs import RequestRefused, fetch_request, render_bounds
+from farm.identity.canonical import sha256_hex
+from farm.identity.fingerprint import core_version
 from farm.store.audit_records import record_audit
 from farm.store.context import Storage
-from farm.store.db import session_scope
-from farm.store.models import EvidenceRecord
-from farm.store.outputs import evidence_envelope
-from farm.store.runs import TargetRow, newest_runs, targets_of_run
+from farm.store.db import read_scope, session_scope
+from farm.store.outputs import evidence_envelope, first_evidence_of
+from farm.store.runs import TargetRow, newest_runs, run_by_id, targets_of_run
 from farm.store.snapshots import RequestReader
 
 
@@ -84,19 +78,14 @@ def cached_targets(storage: Storage, run_id: str) -> list[TargetRow]:
 
 def _signed_core(storage: Storage, digest: str) -> str:
     with storage.sessions() as session:
-        record = session.scalar(
-            select(EvidenceRecord)
-            .where(EvidenceRecord.subject_digest == digest)
-            .order_by(EvidenceRecord.id)
-            .limit(1)
-        )
+        record = first_evidence_of(session, digest)
     if record is None:
         return ""
     statement = parse_statement(parse_envelope(evidence_envelope(storage.objects, record)).payload)
     return parse_render_provenance(statement).inputs.core_version
 
 
-def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
+def audit_target(storage: Storage, snapshot_digest: str, row: TargetRow) -> AuditedTarget:
     """Re-render one target from its stored request (verified as the worker verifies it, against
     the action key it was planned with on the core that signed it) and judge the bytes."""
     expected = row.output_digest or ""
@@ -105,18 +94,22 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
         row.target_id, row.application, row.cluster_profile, expected, "", signed_core, MATCH
     )
     try:
-        request = fetch_request(
+        request = fetch_checked_request(
+            storage.objects,
             RequestReader(storage.objects),
-            row.request_digest or "",
-            row.action_key,
-            signed_core,
-            row.request_pack,
+            snapshot_digest=snapshot_digest,
+            cluster=row.cluster_profile,
+            request_digest=row.request_digest or "",
+            action_key=row.action_key,
+            version=signed_core,
+            pack=row.request_pack,
         )
     except RequestRefused as refused:
         return replace(audited, verdict=REFUSED, diff=f"{refused.code}: {refused.message}")
-    (manifests,) = run_bounded([request], _rerender, render_bounds(storage))
-    if isinstance(manifests, BoundExceeded):
-        return replace(audited, verdict=STOPPED, diff=f"{manifests.code}: {manifests.message}")
+    (outcome,) = render_requests([RenderJob(request)], render_bounds(storage.settings))
+    if isinstance(outcome, BoundExceeded):
+        return replace(audited, verdict=STOPPED, diff=f"{outcome.code}: {outcome.message}")
+    manifests = _bytes_of(outcome)
     observed = sha256_hex(manifests)
     if observed == expected:
         return replace(audited, observed=observed)
@@ -127,13 +120,11 @@ def audit_target(storage: Storage, row: TargetRow) -> AuditedTarget:
     return replace(audited, observed=observed, verdict=verdict, diff=diff)
 
 
-def _rerender(request: RenderRequest) -> bytes:
-    """The bytes the request renders to, charts as the worker rendered them; a core error's bytes
-    name it (runs in the render child, so it never raises a core error)."""
-    try:
-        return render_with_charts(render, request).manifests
-    except CoreError as error:
-        return f"render failed: {error.code}: {error.message}\n".encode()
+def _bytes_of(outcome: RenderOutcome) -> bytes:
+    """The bytes a re-render gave; a failed render's bytes name its error (never the output's)."""
+    if outcome.manifests is not None:
+        return outcome.manifests
+    return f"render failed: {outcome.code}: {outcome.message}\n".encode()
 
 
 @dataclass(frozen=True)
@@ -152,7 +143,11 @@ def run_audit(storage: Storage, signer: Signer, run_id: str, *, size: int | None
     rows = sample(cached_targets(storage, run_id), size, seed)
     if not rows:
         raise AuditError(f"run {run_id} has no target with a stored output to audit; run `farm run` first")
-    audited = tuple(audit_target(storage, row) for row in rows)
+    with read_scope(storage.sessions) as session:
+        run = run_by_id(session, run_id)
+    if run is None:
+        raise AuditError(f"run {run_id} does not exist (farm runs lists them)")
+    audited = tuple(audit_target(storage, run.snapshot_digest, row) for row in rows)
     recorded_seed = None if size is None else seed
     envelope = sign_audit_record(
         signer,

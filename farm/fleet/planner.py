@@ -12,17 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.core.errors import bound_message
-from farm.evidence.canonical import digest_of
-from farm.evidence.provenance import request_action_keys
-from farm.scheduler.fingerprint import core_version
+from farm.identity.fingerprint import core_version
+from farm.identity.keys import batch_key, request_action_keys
 from farm.store.context import Storage
-from farm.store.db import session_scope
-from farm.store.models import JobState, RunState, new_id, utcnow
+from farm.store.db import Session, session_scope
+from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, utcnow
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_requests, persist_snapshot
@@ -64,7 +61,7 @@ def key_targets(
 
     With ``objects``, a cache hit whose output blob is gone is no hit: the target re-renders.
 
-    The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.scheduler.preview``).
+    The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.fleet.preview``).
     """
     chosen = snapshot.target_requests if target_requests is None else target_requests
     keys = request_action_keys(version, [tr.request.digest for tr in chosen])
@@ -76,11 +73,6 @@ def key_targets(
             outputs = {key: digest for key, digest in outputs.items() if digest not in gone}
     failures = cached_failures(session, [key for key in keys if key not in outputs])
     return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
-
-
-def batch_key(action_keys: Sequence[str]) -> str:
-    """What a job's message carries: the digest of its targets' action keys."""
-    return digest_of(sorted(action_keys))
 
 
 _Planned = tuple[TargetRequest, str, dict[str, Any]]  # a target, its action key, its row
@@ -103,7 +95,8 @@ def plan_run(
     snapshot: CatalogSnapshot,
     *,
     source: str,
-    trigger: str = "manual",
+    kind: RunKind = RunKind.FLEET,
+    trigger: Trigger = Trigger.CLI,
     batch_size: int = DEFAULT_BATCH_SIZE,
     target_requests: Sequence[TargetRequest] | None = None,
 ) -> PlannedRun:
@@ -158,7 +151,9 @@ def plan_run(
         run = {
             "id": run_id,
             "snapshot_digest": snapshot.digest,
-            "trigger": trigger,
+            "kind": RunKind(kind).value,
+            "fleet": snapshot.name,
+            "trigger": Trigger(trigger).value,
             "core_version": version,
             "selection_policy": "default",
             "state": RunState.RUNNING.value,

@@ -1,31 +1,22 @@
-"""Executors: a local process pool (the embedded default) and Celery. Both end in ``run_job``.
+"""The local executor: a process pool (the embedded default) whose workers call ``run_job``.
 
-The Celery side is an adapter handed to the scheduler: ``CeleryQueue`` sends a job by task
-name (``farm.render_job``) through a client made from the settings, so this library never
-imports the worker application in ``workers/``.
+In the farm daemon the pool is resident (``keep_local_pool``): started once, kept across runs.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
 
-from farm.scheduler.interrupts import stop_if_requested
-from farm.scheduler.warmup import forkserver_context
-from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
+from farm.execution.executors import worker_name
+from farm.execution.warmup import forkserver_context
+from farm.fleet.interrupts import stop_if_requested
+from farm.settings import FarmSettings
 
-RENDER_TASK = "farm.render_job"
-QUALIFY_TASK = "farm.qualification.qualify"
 _CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
 _worker_state: dict = {}
-
-
-def worker_name(prefix: str = "local") -> str:
-    return f"{prefix}@{socket.gethostname()}:{os.getpid()}"
 
 
 def _init_local_worker(settings: FarmSettings) -> None:
@@ -43,7 +34,7 @@ def _init_local_worker(settings: FarmSettings) -> None:
 
 
 def _run_local(job_id: str, batch_key: str) -> str:
-    from farm.scheduler.jobs import run_job
+    from farm.fleet.jobs import run_job
 
     if "error" in _worker_state:
         raise RuntimeError(_worker_state["error"])
@@ -77,7 +68,7 @@ def run_local(
 
 def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
     # forkserver: a worker starts from a server process holding the worker's modules
-    # (farm/scheduler/warmup.py), not from a fork of this one, so it does not carry the planner's
+    # (farm/execution/warmup.py), not from a fork of this one, so it does not carry the planner's
     # catalog (hundreds of MiB for 100,000 targets) in its memory.
     return ProcessPoolExecutor(
         max_workers=workers,
@@ -169,60 +160,3 @@ def keep_local_pool() -> ResidentPool:
     if _resident is None:
         _resident = ResidentPool()
     return _resident
-
-
-class CeleryQueue:
-    """Sends jobs to Celery workers by task name: (job id, batch key), nothing else."""
-
-    def __init__(self, settings: FarmSettings, client: Any | None = None) -> None:
-        if client is None:
-            from celery import Celery
-
-            if not settings.broker_url:  # Celery would guess amqp://localhost; another farm's broker
-                raise SettingsError(BROKER_REQUIRED)
-            client = Celery("farm-client", broker=settings.broker_url)
-            client.conf.update(task_serializer="json", broker_connection_retry_on_startup=True)
-        self.client = client
-        self.base_queue = settings.celery_queue
-
-    @staticmethod
-    def queue_name(settings: FarmSettings, version: str | None = None) -> str:
-        """The queue jobs of core ``version`` (default: this process's) go to."""
-        from farm.scheduler.fingerprint import core_version, versioned_queue
-
-        return versioned_queue(settings.celery_queue, version or core_version())
-
-    def queue_for(self, version: str | None = None) -> str:
-        """The queue of core ``version`` (default: the core of this process, the planner's)."""
-        from farm.scheduler.fingerprint import core_version, versioned_queue
-
-        return versioned_queue(self.base_queue, version or core_version())
-
-    def __call__(self, jobs: Sequence[tuple[str, str]], version: str | None = None) -> None:
-        """Send one message per job to the queue of the core they were planned under (this
-        process's, unless ``version`` says otherwise); called after the planning transaction
-        committed."""
-        queue = self.queue_for(version)
-        for job_id, batch_key in jobs:
-            self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)
-
-    def consumers(self, queue: str, timeout: float = 1.0) -> list[str] | None:
-        """The workers that consume ``queue``, asked over the broker (Celery's remote control);
-        None when the broker cannot be asked."""
-        try:
-            replies = self.client.control.inspect(timeout=timeout).active_queues() or {}
-        except Exception:  # noqa: BLE001 - any broker failure: the caller says what it can
-            return None
-        return sorted(
-            worker for worker, queues in replies.items() if any(q.get("name") == queue for q in queues or ())
-        )
-
-    def send_qualification(self, cluster: str, selection: str) -> None:
-        """Send the qualification of one subject (ids only: the worker reads the catalog named by
-        ``FARM_QUALIFICATION_CATALOG``) to this core's queue."""
-        self.client.send_task(QUALIFY_TASK, args=(cluster, selection), queue=self.queue_for())
-
-
-def uses_celery(settings: FarmSettings) -> bool:
-    """The farm's executor when no command line says otherwise: Celery once a broker is set."""
-    return bool(settings.broker_url) or settings.executor == "celery"

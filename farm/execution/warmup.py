@@ -22,8 +22,8 @@ from collections.abc import Sequence
 # store stacks it pulls in, the storage and key loaders of the worker's initializer, and the
 # SQLite driver SQLAlchemy loads when the worker opens its engine.
 WORKER_MODULES = (
-    "farm.scheduler.jobs",
-    "farm.scheduler.executors",
+    "farm.fleet.jobs",
+    "farm.execution.local",
     "farm.store.context",
     "farm.evidence.keys",
     "farm.logs",

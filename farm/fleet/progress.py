@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ from farm.store.runs import (
     TargetFilter,
     fail_open_jobs_of_run,
     finalize_run,
+    run_by_id,
     run_has_open_jobs,
     run_jobs_taken,
     target_counts,
@@ -111,7 +111,7 @@ def jobs_taken(storage: Storage, run_id: str) -> int:
 
 def run_summary(storage: Storage, run_id: str) -> RunSummary:
     with read_scope(storage.sessions) as session:
-        run = session.get(models.FleetRun, run_id)
+        run = run_by_id(session, run_id)
         if run is None:
             raise LookupError(f"run {run_id} does not exist")
         counts = target_counts(session, run_id)
@@ -131,7 +131,7 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
 def run_progress(storage: Storage, run_id: str) -> RunSummary:
     """A run's state and counts by state, without the failure list (what a progress bar needs)."""
     with read_scope(storage.sessions) as session:
-        run = session.get(models.FleetRun, run_id)
+        run = run_by_id(session, run_id)
         if run is None:
             raise LookupError(f"run {run_id} does not exist")
     return runs_progress(storage, [run])[0]
@@ -159,9 +159,3 @@ def runs_progress(storage: Storage, runs: list[models.FleetRun]) -> list[RunSumm
                 _finished_counts.popitem(last=False)
     known = {**{run.id: _finished_counts.get(run.id, {}) for run in runs}, **counts}
     return [RunSummary(run.id, run.state, run.snapshot_digest, known[run.id]) for run in runs]
-
-
-def wait_for_run(storage: Storage, run_id: str, poll: float = 0.25) -> None:
-    """Block until every target of the run is done."""
-    while (summary := run_progress(storage, run_id)).done < summary.total:
-        time.sleep(poll)

@@ -1,50 +1,14 @@
-"""The fleet runner's entry points used by the CLI and the API: run, list, diff, output."""
+"""What changed between two runs, target by target: added, removed, changed, fixed, failed."""
 
 from __future__ import annotations
 
 import difflib
-import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from farm.catalog import CatalogSnapshot, load_catalog
 from farm.core.errors import bound_message
-from farm.logs import job_log_context
-from farm.scheduler.planner import PlannedRun, plan_run
-from farm.store import models
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.migrate import is_at_head, upgrade
-from farm.store.runs import latest_output_digest, newest_runs, targets_of_run
-
-log = logging.getLogger(__name__)
-
-
-def prepare_database(storage: Storage) -> None:
-    """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`."""
-    if storage.settings.database_url.startswith("sqlite") and not is_at_head(storage.engine):
-        upgrade(storage.settings.database_url)
-
-
-def plan_catalog(storage: Storage, catalog: str | Path) -> tuple[CatalogSnapshot, PlannedRun]:
-    snapshot = load_catalog(catalog, max_file_bytes=storage.settings.catalog_max_file_bytes)
-    return snapshot, plan_snapshot(storage, snapshot, catalog)
-
-
-def plan_snapshot(storage: Storage, snapshot: CatalogSnapshot, catalog: str | Path) -> PlannedRun:
-    """Plan a run of ``snapshot``, loaded from the folder ``catalog``."""
-    planned = plan_run(
-        storage, snapshot, source=str(Path(catalog).resolve()), batch_size=storage.settings.batch_size
-    )
-    with job_log_context(run_id=planned.run_id):
-        log.info(
-            "run planned: %d targets of %s, %d cached, %d jobs queued",
-            planned.total,
-            snapshot.name,
-            planned.cached,
-            len(planned.queued),
-        )
-    return planned
+from farm.store.runs import run_by_id, targets_of_run
 
 
 @dataclass(frozen=True)
@@ -63,7 +27,7 @@ class TargetOutput:
 
 def run_outputs(storage: Storage, run_id: str) -> dict[tuple[str, str], TargetOutput]:
     with read_scope(storage.sessions) as session:
-        if session.get(models.FleetRun, run_id) is None:
+        if run_by_id(session, run_id) is None:
             raise LookupError(f"run {run_id} does not exist")
         return {
             (row.application, row.cluster_profile): TargetOutput(
@@ -156,16 +120,3 @@ def unified_output_diff(storage: Storage, run_a: str, run_b: str, target: tuple[
 
     name = f"{target[0]}/{target[1]}"
     return "".join(difflib.unified_diff(text(before), text(after), f"{run_a}/{name}", f"{run_b}/{name}"))
-
-
-def latest_output(storage: Storage, application: str, cluster: str) -> bytes:
-    with read_scope(storage.sessions) as session:
-        digest = latest_output_digest(session, application, cluster)
-    if digest is None:
-        raise LookupError(f"no output for target {application}/{cluster}")
-    return storage.objects.get(digest)
-
-
-def recent_runs(storage: Storage, limit: int = 20) -> list[models.FleetRun]:
-    with read_scope(storage.sessions) as session:
-        return newest_runs(session, limit)

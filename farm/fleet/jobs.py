@@ -22,30 +22,23 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
 from dataclasses import dataclass, field
 
-from farm.charts import render_with_charts
-from farm.core.charts import ChartRender, ChartRenderNeeded
-from farm.core.errors import CoreError, bound_message
-from farm.core.render import render
-from farm.core.request import RenderRequest, RequestError
-from farm.core.yamlio import DocumentMemo
+from farm.build.bounded import BoundExceeded
+from farm.build.fetch import RequestRefused, fetch_checked_request
+from farm.build.step import RenderJob, render_bounds, render_requests
+from farm.core.errors import bound_message
+from farm.core.request import RenderRequest
 from farm.evidence.keys import Signer
-from farm.evidence.provenance import RenderProvenance, inputs_of, request_action_key
+from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import SignedOutput, sign_output
+from farm.fleet.progress import finalize_run_if_done
+from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
-from farm.profiles import ProfileError
-from farm.profiles.locks import check_request_locks
-from farm.scheduler.bounded import BoundExceeded, RenderBounds, run_bounded
-from farm.scheduler.envelopes import check_request_envelope
-from farm.scheduler.fingerprint import core_version
-from farm.scheduler.progress import finalize_run_if_done
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState
-from farm.store.objects import BlobCorruptError, BlobMissingError
 from farm.store.outputs import put_signed, record_failures, record_outputs
 from farm.store.runs import (
     ClaimedJob,
@@ -60,11 +53,8 @@ from farm.store.snapshots import RequestReader
 
 log = logging.getLogger(__name__)
 
-FORGED_REQUEST = "forged_request"
-FORGED_ACTION_KEY = "action_key_mismatch"
-FORGED_MESSAGE = "batch_key_mismatch"
-INTERNAL_ERROR = "internal_error"
-NONDETERMINISTIC = "nondeterministic_output"
+FORGED_MESSAGE = "job.batch_key_mismatch"
+NONDETERMINISTIC = "render.nondeterministic"
 SKIPPED = "skipped"
 RETRIES_EXHAUSTED = "job.retries_exhausted"
 
@@ -171,47 +161,6 @@ def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: di
     )
 
 
-@dataclass(frozen=True)
-class RenderOutcome:
-    """What one render gave, as a value the bounded render child sends back to the worker."""
-
-    manifests: bytes | None = None
-    code: str = ""
-    message: str = ""
-    cacheable: bool = False
-    crash: str = ""  # the traceback of a handler bug, logged by the worker
-    seconds: float = 0.0
-
-
-# The documents this render child parsed: a batch's application is parsed once, and each
-# ClusterProfile once per child (the child lives across jobs).
-_PARSED = DocumentMemo()
-
-
-def _render_one(request: RenderRequest) -> RenderOutcome:
-    """Lock check and render of one request; its errors are values (runs in the render child)."""
-    started = time.perf_counter()
-    charts: dict[str, ChartRender] = {}
-    try:
-        check_request_locks(request, _PARSED)  # before anything is rendered or written
-        manifests = render_with_charts(render, request, answers=charts, memo=_PARSED).manifests
-    except MemoryError:
-        raise  # the child reports it as render.memory
-    except ProfileError as error:
-        return RenderOutcome(code=error.code, message=error.message, cacheable=True)
-    except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
-        return RenderOutcome(code=error.code, message=error.message)
-    except CoreError as error:
-        # a chart render can fail for a reason outside the inputs (helm could not fetch the chart),
-        # so a failure that went through one is not cached against the action key
-        return RenderOutcome(code=error.code, message=error.message, cacheable=not charts)
-    except Exception as error:  # a handler bug fails its own target, never the batch
-        return RenderOutcome(
-            code=INTERNAL_ERROR, message=f"{type(error).__name__}: {error}", crash=traceback.format_exc()
-        )
-    return RenderOutcome(manifests=manifests, seconds=time.perf_counter() - started)
-
-
 def _pending_request(
     storage: Storage, job: ClaimedJob, target: ClaimedTarget, batch: _Batch, reader: RequestReader
 ) -> RenderRequest | None:
@@ -229,15 +178,20 @@ def _pending_request(
             )
         )
         return None
-    request = _fetch(reader, target, batch)
-    if request is None:
+    try:
+        return fetch_checked_request(
+            storage.objects,
+            reader,
+            snapshot_digest=job.snapshot_digest,
+            cluster=target.cluster_profile,
+            request_digest=target.request_digest,
+            action_key=target.action_key,
+            version=core_version(),
+            pack=target.request_pack,
+        )
+    except RequestRefused as refused:  # a forgery is never cached
+        batch.fail(target, refused.code, refused.message)
         return None
-    try:  # the envelope is recomputed from the snapshot, never trusted (a forgery is not cached)
-        check_request_envelope(storage.objects, job.snapshot_digest, target.cluster_profile, request)
-    except ProfileError as error:
-        batch.fail(target, error.code, error.message)
-        return None
-    return request
 
 
 def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _Batch) -> None:
@@ -247,7 +201,8 @@ def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _B
         for target in job.targets
         if (request := _pending_request(storage, job, target, batch, reader)) is not None
     ]
-    outcomes = run_bounded([request for _, request in pending], _render_one, render_bounds(storage))
+    jobs = [RenderJob(request) for _, request in pending]
+    outcomes = render_requests(jobs, render_bounds(storage.settings))
     for (target, request), outcome in zip(pending, outcomes, strict=True):
         if isinstance(outcome, BoundExceeded):
             log.warning("render of target %s (job %s) stopped: %s", target.id, job.id, outcome.message)
@@ -259,11 +214,6 @@ def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _B
         else:
             RENDER_SECONDS.observe(outcome.seconds)
             _sign(signer, job, target, request, outcome.manifests, batch)
-
-
-def render_bounds(storage: Storage) -> RenderBounds:
-    settings = storage.settings
-    return RenderBounds(settings.render_timeout_seconds, settings.render_memory_mib * 1024 * 1024)
 
 
 def _sign(
@@ -300,44 +250,3 @@ def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:
     log.error("job %s failed: %s", job_id, message)
     finalize_run_if_done(storage, run_id)
     return True
-
-
-class RequestRefused(Exception):
-    """A stored render request that cannot be trusted: its ``code`` and ``message`` name why."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def fetch_request(
-    reader: RequestReader, request_digest: str, action_key: str, version: str, pack: str | None = None
-) -> RenderRequest:
-    """The request stored under ``request_digest`` (in the request pack ``pack``), verified against
-    the ``action_key`` it was planned with on core ``version``; raises ``RequestRefused`` when it
-    cannot be trusted."""
-    try:
-        request = reader.request(request_digest, pack)
-    except (BlobCorruptError, RequestError) as error:
-        raise RequestRefused(FORGED_REQUEST, f"render request {request_digest}: {error}") from None
-    except BlobMissingError as error:
-        raise RequestRefused(FORGED_REQUEST, f"render request {request_digest} is missing: {error}") from None
-    key = request_action_key(version, request.digest)
-    if key != action_key:
-        raise RequestRefused(
-            FORGED_ACTION_KEY,
-            f"the target's request has action key {key} on core {version}, the target was planned as {action_key}",
-        )
-    return request
-
-
-def _fetch(reader: RequestReader, target: ClaimedTarget, batch: _Batch) -> RenderRequest | None:
-    """The target's request, verified; None (the target failed as forged) when it cannot be trusted."""
-    try:
-        return fetch_request(
-            reader, target.request_digest, target.action_key, core_version(), target.request_pack
-        )
-    except RequestRefused as refused:
-        batch.fail(target, refused.code, refused.message)
-        return None

@@ -1,0 +1,78 @@
+"""A catalog snapshot read back from storage, exactly as a run recorded it.
+
+A snapshot's manifest names every document by digest: fleet.yaml, each application's app.yaml,
+kurel.yaml, values.yaml and values/<cluster>.yaml, each ClusterProfile and each profile document.
+``load_stored_catalog`` writes those documents back into a private scratch folder laid out as
+fleet.yaml says and loads it with the same loader as a live folder, so every check and every
+request is the same; then it refuses the result unless its digest is the stored snapshot's. A
+worker that qualifies a subject renders what the run recorded, never what a folder holds today.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from farm.catalog.fleet import parse_fleet
+from farm.catalog.loader import MAX_FILE_BYTES, CatalogError, load_catalog
+from farm.catalog.snapshot import CatalogSnapshot
+
+Fetch = Callable[[str], bytes]
+
+
+class StoredCatalogError(CatalogError):
+    """A stored snapshot that cannot be read back as it was recorded."""
+
+
+def load_stored_catalog(
+    fetch: Fetch, snapshot_digest: str, manifest_digest: str, *, max_file_bytes: int = MAX_FILE_BYTES
+) -> CatalogSnapshot:
+    """The snapshot ``snapshot_digest``, read back from its manifest blob ``manifest_digest``
+    through ``fetch(digest) -> bytes`` (which verifies what it returns)."""
+    manifest = json.loads(fetch(manifest_digest))
+    with tempfile.TemporaryDirectory(prefix="farm-snapshot-") as scratch:
+        root = Path(scratch)
+        _write_catalog(root, manifest, fetch)
+        snapshot = load_catalog(root, max_file_bytes=max_file_bytes)
+    if snapshot.digest != snapshot_digest:
+        raise StoredCatalogError(
+            [f"catalog snapshot {snapshot_digest}: read back from storage it is {snapshot.digest}"]
+        )
+    return snapshot
+
+
+def _write_catalog(root: Path, manifest: dict, fetch: Fetch) -> None:
+    fleet_yaml = fetch(manifest["fleet"])
+    fleet, problems = parse_fleet(fleet_yaml, "fleet.yaml")
+    if fleet is None:
+        raise StoredCatalogError(problems)
+    _write(root, "fleet.yaml", fleet_yaml)
+    applications, clusters = fleet.spec.applications, fleet.spec.clusters
+    (root / applications).mkdir(parents=True, exist_ok=True)
+    (root / clusters).mkdir(parents=True, exist_ok=True)
+    for name, entry in manifest["applications"].items():
+        folder = f"{applications}/{name}"
+        _write(root, f"{folder}/app.yaml", fetch(entry["app"]))
+        for field, file in (("package", "kurel.yaml"), ("values", "values.yaml")):
+            if entry.get(field):
+                _write(root, f"{folder}/{file}", fetch(entry[field]))
+        for cluster, digest in entry.get("clusterValues", {}).items():
+            _write(root, f"{folder}/values/{cluster}.yaml", fetch(digest))
+    for name, digest in manifest["clusters"].items():
+        _write(root, f"{clusters}/{name}.yaml", fetch(digest))
+    if fleet.spec.profiles:
+        (root / fleet.spec.profiles).mkdir(parents=True, exist_ok=True)
+    for source, digest in manifest.get("profiles", {}).items():
+        _write(root, source, fetch(digest))
+
+
+def _write(root: Path, relative: str, data: bytes) -> None:
+    """Write one document under ``root``; a name that would leave it is refused."""
+    parts = PurePosixPath(relative).parts
+    if PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise StoredCatalogError([f"stored catalog names {relative!r}, which leaves the catalog"])
+    path = root.joinpath(*parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
