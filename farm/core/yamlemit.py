@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any
 
-from farm.core import yamlio
+from farm.core import yamlscalars
 
 _WIDTH = 80
 _MAX_SIMPLE_KEY = 100  # libyaml writes keys over 128 characters as complex keys ("? key")
@@ -70,7 +70,7 @@ def _style(text: str) -> str | None:
         return '""'
     if not _printable(text):
         return None
-    if yamlio.needs_double_quotes(text):
+    if yamlscalars.needs_double_quotes(text):
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if _plain_allowed(text):
         return text
@@ -95,7 +95,7 @@ def _scalar(value: Any, column: int) -> str:
             raise _Decline  # yamlio reports it with its path
         if value == int(value) and abs(value) < 1e21:
             return str(int(value))
-        text = yamlio.go_format_float(value)
+        text = yamlscalars.go_format_float(value)
         if not _plain_allowed(text):
             raise _Decline
         return text
@@ -127,7 +127,7 @@ def _is_collection(value: Any) -> bool:
 
 def _mapping(value: dict[Any, Any], indent: int, out: list[str], *, first_inline: bool) -> None:
     pad = " " * indent
-    for position, key in enumerate(yamlio.sorted_keys(value)):
+    for position, key in enumerate(yamlscalars.sorted_keys(value)):
         if type(key) is not str:
             raise _Decline
         lead = "" if first_inline and position == 0 else pad

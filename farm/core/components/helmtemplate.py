@@ -29,8 +29,7 @@ from typing import Any
 
 from farm.core.charts import ChartRender, ChartRenderNeeded, ChartRequest, canonical_values
 from farm.core.components import fluxsources as sources
-from farm.core.components import helm as helm_rule
-from farm.core.components import helmrendered, objectpolicy, rawobjects
+from farm.core.components import helmrendered, helmshared, objectpolicy, rawobjects
 from farm.core.components.helmrelease import check_values
 from farm.core.errors import FieldError, PolicyRefusal, TransformError
 from farm.core.fields import go_type_name
@@ -95,7 +94,7 @@ def _source(props: dict[str, Any]) -> tuple[str, str]:
     if not isinstance(src, dict):
         raise _fail(f"source: must be an object, got {go_type_name(src)}")
     with _under_own_prefix():
-        helm_rule.check_keys(src, SOURCE_PROPERTIES, "source.")
+        helmshared.check_keys(src, SOURCE_PROPERTIES, "source.")
     kind = _string(src, "kind")
     if kind and kind not in SOURCE_KINDS:
         raise _fail(f"source.kind: must be HelmRepository or OCIRepository, got {kind!r}")
@@ -103,8 +102,8 @@ def _source(props: dict[str, Any]) -> tuple[str, str]:
     if not url:
         raise _fail("source.url: required (an http(s):// Helm repository or an oci:// chart URL)")
     with _under_own_prefix():
-        helm_rule.check_no_userinfo(url)
-        resolved = helm_rule.inline_kind(url, kind)
+        helmshared.check_no_userinfo(url)
+        resolved = helmshared.inline_kind(url, kind)
     if kind and resolved != kind:
         raise _fail(f"source.kind: {kind} does not agree with the URL's scheme, which is an {resolved}'s")
     return url, resolved
@@ -138,7 +137,7 @@ def _values(props: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             raise _fail(exc.message) from None
     values, secret_values = trees
     with _under_own_prefix():
-        helm_rule.check_secret_values(values, secret_values)
+        helmshared.check_secret_values(values, secret_values)
     return values, secret_values
 
 
@@ -308,7 +307,7 @@ def _check_policy(ctx: BuildContext, objects: list[dict[str, Any]]) -> None:
 def build_template(props: dict[str, Any], component: ComponentSpec, ctx: BuildContext) -> Generated:
     """A helmtemplate's objects from its properties (authored, or forwarded by the helm rule)."""
     with _under_own_prefix():
-        helm_rule.check_keys(props, PROPERTIES, "")
+        helmshared.check_keys(props, PROPERTIES, "")
     url, kind = _source(props)
     chart, version = _chart_and_version(props, kind)
     values, secret_values = _values(props)
