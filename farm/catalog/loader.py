@@ -280,25 +280,44 @@ def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> C
     return _load_contents(root, fleet, fleet_yaml, max_file_bytes)
 
 
+def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, str | None]:
+    """The folder ``fleet.yaml`` names in ``spec.<field>``, or why it is refused: it must be a
+    relative path without ``..``, and every folder on the way from the catalog root, the root's own
+    entry included, must be a real folder, never a symbolic link (a linked folder would be read
+    through: a catalog reads only itself)."""
+    where = f"fleet.yaml: spec.{field}"
+    relative = Path(folder)
+    if relative.is_absolute() or ".." in relative.parts:
+        return None, f"{where}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
+    path = root
+    for part in relative.parts:
+        path = path / part
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return None, f"{where}: folder {folder!r} does not exist"
+        except OSError as error:
+            return None, f"{where}: folder {folder!r} cannot be read ({error.strerror})"
+        if stat.S_ISLNK(info.st_mode):
+            return None, (
+                f"{_shown(path, root)}: is a symbolic link; a catalog reads only its own files ({where})"
+            )
+        if not stat.S_ISDIR(info.st_mode):
+            return None, f"{where}: {folder!r} is not a folder"
+    return path, None
+
+
 def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> CatalogSnapshot:
-    fatal = [
-        f"fleet.yaml: spec.{field}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
-        for field, folder in (
-            ("applications", fleet.spec.applications),
-            ("clusters", fleet.spec.clusters),
-            ("profiles", fleet.spec.profiles or ""),
-        )
-        if Path(folder).is_absolute() or ".." in Path(folder).parts
-    ]
+    named = [("applications", fleet.spec.applications), ("clusters", fleet.spec.clusters)]
+    if fleet.spec.profiles:
+        named.append(("profiles", fleet.spec.profiles))
+    found = {field: _catalog_folder(root, field, folder) for field, folder in named}
+    fatal = [why for _, why in found.values() if why is not None]
     if fatal:
         raise CatalogError(fatal)
-    apps_dir, clusters_dir = root / fleet.spec.applications, root / fleet.spec.clusters
-    if not apps_dir.is_dir():
-        fatal.append(f"fleet.yaml: spec.applications: folder {fleet.spec.applications!r} does not exist")
-    if not clusters_dir.is_dir():
-        fatal.append(f"fleet.yaml: spec.clusters: folder {fleet.spec.clusters!r} does not exist")
-    if fatal:
-        raise CatalogError(fatal)
+    apps_dir, clusters_dir = found["applications"][0], found["clusters"][0]
+    profiles_dir = found["profiles"][0] if "profiles" in found else None
+    assert apps_dir is not None and clusters_dir is not None
     folders = sorted(
         p for p in apps_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.is_symlink())
     )
@@ -320,8 +339,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
     if fatal:
         raise CatalogError(fatal)
     profile_documents: tuple[tuple[str, bytes], ...] = ()
-    if fleet.spec.profiles:
-        profiles_dir = root / fleet.spec.profiles
+    if profiles_dir is not None:
         misnamed = [_not_utf8(p, root).message for p in profiles_dir.glob("*.yaml") if not _is_utf8(p.name)]
         if misnamed:
             raise CatalogError(misnamed)
