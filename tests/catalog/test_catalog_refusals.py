@@ -205,3 +205,52 @@ def test_strict_passes_a_clean_catalog(
 ) -> None:
     status, summary, stderr = farm_run(catalog, tmp_path / "farm", "--strict")
     assert status == 0 and stderr == "" and summary is not None and summary["state"] == "completed"
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "shown"),
+    [
+        ("x: .nan", "spec.capabilities.weird.rendering.x", ".nan"),
+        ("x: [1, -.inf]", "spec.capabilities.weird.rendering.x[1]", "-.inf"),
+        ("port: {value: .Inf}", "spec.capabilities.weird.rendering.port.value", ".inf"),
+    ],
+)
+def test_a_non_finite_number_anywhere_in_a_cluster_profile_refuses_that_cluster_profile_at_load(
+    catalog: Path, value: str, path: str, shown: str
+) -> None:
+    profile = catalog / "clusters" / "staging-traefik.yaml"
+    profile.write_text(profile.read_text() + f"    weird:\n      rendering:\n        {value}\n")
+    snapshot = load_catalog(catalog)
+    code, message = _problems(catalog)["clusters/staging-traefik.yaml"]
+    assert code == "invalid_document"
+    assert message.startswith(f"clusters/staging-traefik.yaml: {path}: {shown} is not a finite number")
+    assert {c.name for c in snapshot.clusters if c.problem is None} == {"prod-nginx", "prod-gateway"}
+
+
+def test_farm_run_fails_the_targets_of_a_cluster_profile_holding_nan_and_renders_the_rest(
+    catalog: Path, tmp_path: Path
+) -> None:
+    profile = catalog / "clusters" / "prod-nginx.yaml"
+    profile.write_text(profile.read_text() + "    weird:\n      rendering:\n        x: .nan\n")
+    status, summary, stderr = farm_run(catalog, tmp_path / "farm")
+    assert status == 1 and summary is not None, stderr
+    failures = summary["failures"]["invalid_document"]
+    assert {f["cluster"] for f in failures} == {"prod-nginx"}
+    assert all(
+        "clusters/prod-nginx.yaml: spec.capabilities.weird.rendering.x: .nan" in f["message"]
+        for f in failures
+    )
+    assert summary["counts"]["succeeded"] > 10
+
+
+def test_farm_plan_names_the_file_and_path_of_a_nan_in_a_cluster_profile(
+    catalog: Path, tmp_path: Path
+) -> None:
+    profile = catalog / "clusters" / "prod-nginx.yaml"
+    profile.write_text(profile.read_text() + "    weird:\n      rendering:\n        x: .nan\n")
+    result = CliRunner().invoke(cli, ["plan", str(catalog)], env={"FARM_HOME": str(tmp_path / "farm")})
+    assert "Traceback" not in result.output and "JSON compliant" not in result.output
+    assert (
+        "clusters/prod-nginx.yaml: spec.capabilities.weird.rendering.x: .nan is not a finite number"
+        in result.output
+    )
