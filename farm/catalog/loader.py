@@ -8,14 +8,12 @@ jobs that need it fail with that error, and every other target still renders.
 from __future__ import annotations
 
 import errno
-import math
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
 from farm.allocation import gc_paused
 from farm.catalog.fleet import Fleet, TargetRule, parse_fleet
@@ -236,33 +234,14 @@ def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str
     except CoreError as exc:
         return ClusterEntry(path.stem, data, Problem(source, exc.code, exc.message)), path.stem
     name = profile.metadata.name
-    where = _non_finite(yamlio.load(data, source=source))
+    where = yamlio.non_finite_path(yamlio.load(data, source=source), "")
     if where is not None:
         message = (
-            f"{source}: {where[0]}: {where[1]} is not a finite number; a ClusterProfile holds finite"
+            f"{source}: {where[0]}: {yamlio.go_format_float(where[1])} is not a finite number; a ClusterProfile holds finite"
             " numbers only (its resolved form is canonical JSON)"
         )
         return ClusterEntry(name, data, Problem(source, "invalid_document", message)), name
     return ClusterEntry(name, data), name
-
-
-def _non_finite(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The path and value of the first NaN or infinity in ``value``, in document order."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return path or "(document)", yamlio.go_format_float(value)
-    if isinstance(value, dict):
-        items: Iterable[tuple[str, Any]] = (
-            (f"{path}.{key}" if path else str(key), item) for key, item in value.items()
-        )
-    elif isinstance(value, list):
-        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
-    else:
-        return None
-    for where, item in items:
-        found = _non_finite(item, where)
-        if found is not None:
-            return found
-    return None
 
 
 def _expand_targets(

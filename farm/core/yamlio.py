@@ -743,7 +743,7 @@ def dump_manifests(objects: Iterable[Any]) -> str:
 
 def _unsupported_value_error(documents: list[Any]) -> FieldError:
     for document in documents:
-        found = _non_finite_path(document, "")
+        found = non_finite_path(document, "")
         if found is not None:
             path, value = found
             return FieldError(
@@ -759,7 +759,7 @@ def _describe_object(document: Any) -> str:
     return f'{document.get("kind", "object")} "{metadata.get("name", "")}": '
 
 
-def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
+def non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
     """The path of the first NaN or infinity in ``value`` (depth-first, in key order)."""
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
