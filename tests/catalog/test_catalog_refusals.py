@@ -254,3 +254,22 @@ def test_farm_plan_names_the_file_and_path_of_a_nan_in_a_cluster_profile(
         "clusters/prod-nginx.yaml: spec.capabilities.weird.rendering.x: .nan is not a finite number"
         in result.output
     )
+
+
+def test_an_emitted_object_over_the_api_servers_limit_fails_its_target_and_the_rest_render(
+    catalog: Path, tmp_path: Path
+) -> None:
+    profile = catalog / "clusters" / "staging-traefik.yaml"
+    profile.write_text(
+        profile.read_text().replace("ingressClassName: traefik", f"ingressClassName: {'t' * 1_600_000}")
+    )
+    status, summary, _ = farm_run(catalog, tmp_path / "farm")
+    assert status == 1 and summary is not None
+    failures = summary["failures"]["render.object_too_large"]
+    assert {f["cluster"] for f in failures} == {"staging-traefik"}
+    assert all(
+        f["message"].startswith('Ingress "') and "bytes the Kubernetes API server accepts" in f["message"]
+        for f in failures
+    )
+    assert all(len(f["message"]) < 400 for f in failures)
+    assert summary["counts"]["succeeded"] > 20
