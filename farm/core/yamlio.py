@@ -378,6 +378,31 @@ def _fresh_copy(value: Any, copies: dict[int, Any]) -> Any:
     return copied
 
 
+# A line that starts a document or ends one: where a later document could begin.
+_DOCUMENT_MARKER = re.compile(rb"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
+_CONTENT_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent)
+
+
+def has_later_document(data: bytes) -> bool:
+    """Whether ``data`` holds a document with content after its first, which ``load`` does not
+    read. Only a stream with a document marker past its first byte is parsed, as events (no alias
+    is expanded); an error inside the first document is ``load``'s to report."""
+    if _DOCUMENT_MARKER.search(data, 1) is None:
+        return False
+    documents = 0
+    try:
+        for event in yaml.parse(data, Loader=_BaseLoader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+            elif documents > 1 and (
+                isinstance(event, _CONTENT_EVENTS) or (isinstance(event, yaml.ScalarEvent) and event.value)
+            ):
+                return True
+    except yaml.YAMLError:
+        return documents > 1
+    return False
+
+
 def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
     """Every YAML document of ``data`` (a multi-document manifest), yaml.v3 semantics; empty
     documents are skipped."""
