@@ -4,7 +4,7 @@
   custom collector (``register_collector``), so every process that serves metrics reports the same
   truth however many workers there are; the SQL lives in ``farm/store``.
 - ``farm_render_seconds`` (one target's render) and ``farm_job_seconds`` (one job, claim to record):
-  histograms observed in ``farm/scheduler/jobs.py``.
+  histograms observed in ``farm/fleet/jobs.py``.
 - ``farm_cache_lookups_total{result="hit"|"miss"}``: counted at planning; the hit ratio is
   ``rate(...{result="hit"}) / rate(...)``.
 

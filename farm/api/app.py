@@ -13,8 +13,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from farm.api.access_log import log_request
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
-from farm.api.security import require_read_token
-from farm.api.strict import refuse_unknown_query
+from farm.api.security import RequestGate, error_response, require_read_token
+from farm.api.strict import bounded_detail, refuse_unknown_query
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
 
@@ -23,7 +23,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _error(status: int, detail: object) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": {"status": status, "detail": detail}})
+    return error_response(status, bounded_detail(detail))
 
 
 def create_app(
@@ -43,7 +43,7 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
-            context = {"status": exc.status_code, "detail": exc.detail}
+            context = {"status": exc.status_code, "detail": bounded_detail(exc.detail)}
             return pages.TEMPLATES.TemplateResponse(
                 request, "error.html", context, status_code=exc.status_code
             )
@@ -60,5 +60,7 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
+    # the token and the body bound before anything reads the body; inside the access log
+    app.add_middleware(RequestGate)
     app.middleware("http")(log_request)
     return app

@@ -1,9 +1,14 @@
-"""Unknown query parameters are refused once, for every route, instead of silently ignored."""
+"""Strict requests: unknown query parameters are refused once, for every route, instead of
+silently ignored; path parameters are bounded by type; error details are bounded."""
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from typing import Annotated
+
+from fastapi import HTTPException, Path, Request
 from fastapi.routing import APIRoute
+
+from farm.core.errors import bound_message
 
 
 def declared_query_names(route: APIRoute) -> set[str]:
@@ -28,3 +33,30 @@ async def refuse_unknown_query(request: Request) -> None:
                 for name in unknown
             ],
         )
+
+
+# Path parameters, bounded before any of them reaches a query: an id as the store writes it
+# (uuid hex), a digest (``sha256:`` and hex, or bare hex), an application or cluster name, and a
+# qualification subject id within the store's 32-bit integer column.
+RunId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+Digest = Annotated[str, Path(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9:_-]+$")]
+Name = Annotated[str, Path(min_length=1, max_length=253, pattern=r"^[^\x00-\x1f\x7f]+$")]
+SubjectId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+MAX_DETAIL_CHARS = 1000  # characters of one error string; quoted values are cut far shorter
+
+
+def bounded_detail(detail: object) -> object:
+    """An error's detail with every string bounded: a quoted value over 256 characters is cut to
+    its first 100 and its length (``bound_message``), a string over ``MAX_DETAIL_CHARS`` is cut, so
+    an error never echoes a whole request value."""
+    if isinstance(detail, str):
+        text = bound_message(detail)
+        return (
+            text if len(text) <= MAX_DETAIL_CHARS else f"{text[:MAX_DETAIL_CHARS]}… ({len(text)} characters)"
+        )
+    if isinstance(detail, list | tuple):
+        return [bounded_detail(item) for item in detail]
+    if isinstance(detail, dict):
+        return {key: bounded_detail(value) for key, value in detail.items()}
+    return detail

@@ -20,7 +20,8 @@ from farm.catalog.fleet import Fleet, TargetRule, parse_fleet
 from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntry, Problem, Target
 from farm.core import yamlio
 from farm.core.documents import load_application, load_cluster_profile, load_package
-from farm.core.errors import CoreError
+from farm.core.errors import CoreError, DocumentError, bound_message
+from farm.core.names import is_dns1123_subdomain
 from farm.profiles import Declaration, ProfileError, parse_declaration, parse_selection, resolve
 
 
@@ -136,23 +137,37 @@ def _read_optional(path: Path, root: Path, limit: int) -> bytes | None:
 
 
 def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes | None) -> Problem | None:
+    """The application's documents, decoded; its ``metadata.name`` must be the folder's name, with
+    or without a kurel.yaml (a packaged application's parameters are checked when it renders)."""
     app_file = _relative(folder / "app.yaml", root)
     try:
         if package is not None:
             load_package(package, source=_relative(folder / "kurel.yaml", root))
-            yamlio.load(app_yaml, source=app_file)  # parameters are checked when the target renders
+            name = _packaged_name(yamlio.load(app_yaml, source=app_file), app_file)
         else:
-            app = load_application(app_yaml, source=app_file)
-            if app.metadata.name != folder.name:
-                return Problem(
-                    app_file,
-                    "invalid_document",
-                    f"{app_file}: metadata.name {app.metadata.name!r} must match its folder name {folder.name!r}",
-                )
+            name = load_application(app_yaml, source=app_file).metadata.name
     except (CoreError, yamlio.YAMLError) as exc:
         code = getattr(exc, "code", "invalid_document")
         return Problem(app_file, code, str(exc))
+    if name != folder.name:
+        return Problem(
+            app_file,
+            "invalid_document",
+            bound_message(f"{app_file}: metadata.name {name!r} must match its folder name {folder.name!r}"),
+        )
     return None
+
+
+def _packaged_name(raw: object, source: str) -> str:
+    """The ``metadata.name`` of a packaged application, checked as an unpackaged one's is: a
+    parameter cannot name it, since the folder does."""
+    metadata = raw.get("metadata") if isinstance(raw, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if not isinstance(name, str) or not name:
+        raise DocumentError(f"{source}: metadata.name is required")
+    if not is_dns1123_subdomain(name):
+        raise DocumentError(f"{source}: metadata.name {name!r} is not a valid DNS-1123 subdomain")
+    return name
 
 
 def _missing_app_yaml(folder: Path, root: Path) -> Problem:
@@ -167,7 +182,38 @@ def _missing_app_yaml(folder: Path, root: Path) -> Problem:
     )
 
 
-def _load_application(folder: Path, root: Path, limit: int) -> ApplicationEntry:
+APPLICATION_FILES = frozenset({"app.yaml", "kurel.yaml", "values.yaml"})
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _unread_yaml(folder: Path, root: Path, read: frozenset[str] | None) -> list[str]:
+    """A warning for each YAML-looking file of ``folder`` the loader does not read: any ``.yml``,
+    ``.YAML``…, and, where ``read`` names the files read, any other ``.yaml``."""
+    warnings = []
+    for path in sorted(folder.iterdir()):
+        name = path.name
+        if not name.lower().endswith(_YAML_SUFFIXES) or (name.endswith(".yaml") and read is None):
+            continue
+        if read is not None and name in read:
+            continue
+        if read is None:
+            why = f"only files named *.yaml are read here (rename it to {_escaped(path.stem)}.yaml)"
+        else:
+            why = "an application folder reads only app.yaml, kurel.yaml, values.yaml and values/*.yaml"
+        warnings.append(f"{_shown(path, root)}: not read: {why}")
+    return warnings
+
+
+def _later_documents(files: Sequence[tuple[str, bytes | None]]) -> list[str]:
+    """A warning for each file holding a second YAML document: only the first is read."""
+    return [
+        f"{source}: holds more than one YAML document; only the first is read"
+        for source, data in files
+        if data is not None and yamlio.has_later_document(data)
+    ]
+
+
+def _load_application(folder: Path, root: Path, limit: int, warnings: list[str]) -> ApplicationEntry:
     try:
         if folder.is_symlink():
             raise UnsafeFile(
@@ -189,6 +235,17 @@ def _load_application(folder: Path, root: Path, limit: int) -> ApplicationEntry:
             problem = _not_utf8(misnamed, root)
             return ApplicationEntry(folder.name, b"", None, None, (), problem)
         cluster_values = tuple((path.stem, read_catalog_file(path, root, limit)) for path in value_files)
+        warnings += _unread_yaml(folder, root, APPLICATION_FILES)
+        if values_dir.is_dir():
+            warnings += _unread_yaml(values_dir, root, None)
+        warnings += _later_documents(
+            [
+                (_relative(folder / "app.yaml", root), app_yaml),
+                (_relative(folder / "kurel.yaml", root), package),
+                (_relative(folder / "values.yaml", root), values),
+                *((_relative(values_dir / f"{name}.yaml", root), data) for name, data in cluster_values),
+            ]
+        )
     except UnsafeFile as error:
         return ApplicationEntry(
             folder.name, b"", None, None, (), Problem(error.source, "unsafe_file", str(error))
@@ -233,13 +290,25 @@ def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str
         profile = load_cluster_profile(data, source=source)
     except CoreError as exc:
         return ClusterEntry(path.stem, data, Problem(source, exc.code, exc.message)), path.stem
-    return ClusterEntry(profile.metadata.name, data), profile.metadata.name
+    name = profile.metadata.name
+    where = yamlio.non_finite_path(yamlio.load(data, source=source), "")
+    if where is not None:
+        message = (
+            f"{source}: {where[0]}: {yamlio.go_format_float(where[1])} is not a finite number; a ClusterProfile holds finite"
+            " numbers only (its resolved form is canonical JSON)"
+        )
+        return ClusterEntry(name, data, Problem(source, "invalid_document", message)), name
+    return ClusterEntry(name, data), name
 
 
 def _expand_targets(
     rules: list[TargetRule], applications: list[str], clusters: list[str]
 ) -> tuple[list[Target], list[str]]:
+    """Every (application, cluster) pair the rules select; a later rule's selection replaces an
+    earlier one's, but two rules giving one target different namespaces stop the load."""
     targets: dict[tuple[str, str], Target] = {}
+    chosen_by: dict[tuple[str, str], int] = {}
+    clashes: dict[tuple[int, int], list[tuple[str, str]]] = {}
     warnings = []
     for index, rule in enumerate(rules):
         matched = 0
@@ -249,12 +318,29 @@ def _expand_targets(
             for cluster in chosen_clusters:
                 if excluded and _matches_any(cluster, excluded):
                     continue
+                earlier = targets.get((app, cluster))
+                if earlier is not None and earlier.namespace != rule.namespace:
+                    clashes.setdefault((chosen_by[(app, cluster)], index), []).append((app, cluster))
                 targets[(app, cluster)] = Target(app, cluster, rule.namespace, rule.profile or "")
+                chosen_by[(app, cluster)] = index
                 matched += 1
         if matched == 0:
             warnings.append(f"fleet.yaml: spec.targets[{index}] matches no (application, cluster) pair")
+    if clashes:
+        raise CatalogError([_namespace_clash(rules, pair, found) for pair, found in sorted(clashes.items())])
     # (application, cluster) is unique, so its order is the targets' order
     return [targets[key] for key in sorted(targets)], warnings
+
+
+def _namespace_clash(rules: list[TargetRule], pair: tuple[int, int], found: list[tuple[str, str]]) -> str:
+    first, second = pair
+    app, cluster = found[0]
+    others = f" and {len(found) - 1} more target(s)" if len(found) > 1 else ""
+    shown = [repr(rules[index].namespace) if rules[index].namespace else "no namespace" for index in pair]
+    return bound_message(
+        f"fleet.yaml: spec.targets[{first}] and spec.targets[{second}] give {app} on {cluster}{others}"
+        f" different namespaces ({shown[0]} and {shown[1]}); give every target one namespace"
+    )
 
 
 def _matches_any(name: str, patterns: Sequence[str]) -> bool:
@@ -280,39 +366,68 @@ def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> C
     return _load_contents(root, fleet, fleet_yaml, max_file_bytes)
 
 
+def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, str | None]:
+    """The folder ``fleet.yaml`` names in ``spec.<field>``, or why it is refused: it must be a
+    relative path without ``..``, and every folder on the way from the catalog root, the root's own
+    entry included, must be a real folder, never a symbolic link (a linked folder would be read
+    through: a catalog reads only itself)."""
+    where = f"fleet.yaml: spec.{field}"
+    relative = Path(folder)
+    if relative.is_absolute() or ".." in relative.parts:
+        return None, f"{where}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
+    path = root
+    for part in relative.parts:
+        path = path / part
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return None, f"{where}: folder {folder!r} does not exist"
+        except OSError as error:
+            return None, f"{where}: folder {folder!r} cannot be read ({error.strerror})"
+        if stat.S_ISLNK(info.st_mode):
+            return None, (
+                f"{_shown(path, root)}: is a symbolic link; a catalog reads only its own files ({where})"
+            )
+        if not stat.S_ISDIR(info.st_mode):
+            return None, f"{where}: {folder!r} is not a folder"
+    return path, None
+
+
 def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> CatalogSnapshot:
-    fatal = [
-        f"fleet.yaml: spec.{field}: {folder!r} must be a folder inside the catalog (no '..', no absolute path)"
-        for field, folder in (
-            ("applications", fleet.spec.applications),
-            ("clusters", fleet.spec.clusters),
-            ("profiles", fleet.spec.profiles or ""),
-        )
-        if Path(folder).is_absolute() or ".." in Path(folder).parts
-    ]
+    named = [("applications", fleet.spec.applications), ("clusters", fleet.spec.clusters)]
+    if fleet.spec.profiles:
+        named.append(("profiles", fleet.spec.profiles))
+    found = {field: _catalog_folder(root, field, folder) for field, folder in named}
+    fatal = [why for _, why in found.values() if why is not None]
     if fatal:
         raise CatalogError(fatal)
-    apps_dir, clusters_dir = root / fleet.spec.applications, root / fleet.spec.clusters
-    if not apps_dir.is_dir():
-        fatal.append(f"fleet.yaml: spec.applications: folder {fleet.spec.applications!r} does not exist")
-    if not clusters_dir.is_dir():
-        fatal.append(f"fleet.yaml: spec.clusters: folder {fleet.spec.clusters!r} does not exist")
-    if fatal:
-        raise CatalogError(fatal)
-    folders = sorted(
-        p for p in apps_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.is_symlink())
-    )
+    apps_dir, clusters_dir = found["applications"][0], found["clusters"][0]
+    profiles_dir = found["profiles"][0] if "profiles" in found else None
+    assert apps_dir is not None and clusters_dir is not None
+    notes: list[str] = _later_documents([("fleet.yaml", fleet_yaml)])
+    folders = []
+    for entry in sorted(apps_dir.iterdir()):
+        if entry.name.startswith("."):
+            notes.append(f"{_shown(entry, root)}: not read: a name starting with a dot is not an application")
+        elif entry.is_symlink() or entry.is_dir():
+            folders.append(entry)
+        else:
+            notes.append(
+                f"{_shown(entry, root)}: not read: only folders under {apps_dir.name}/ are applications"
+            )
     applications = [
-        _load_application(p, root, limit) if _is_utf8(p.name) else _misnamed_application(p, root)
+        _load_application(p, root, limit, notes) if _is_utf8(p.name) else _misnamed_application(p, root)
         for p in folders
     ]
     fatal += _escaped_name_clashes([a.name for a in applications], fleet.spec.applications)
     clusters: list[ClusterEntry] = []
     seen: dict[str, str] = {}
+    notes += _unread_yaml(clusters_dir, root, None)
     for file in sorted(clusters_dir.glob("*.yaml")):
         entry, name = (
             _load_cluster(file, root, limit) if _is_utf8(file.name) else _misnamed_cluster(file, root)
         )
+        notes += _later_documents([(_shown(file, root), entry.profile_yaml)])
         if name in seen:
             fatal.append(f"{_shown(file, root)}: ClusterProfile {name!r} is already defined in {seen[name]}")
         seen[name] = _shown(file, root)
@@ -320,8 +435,8 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
     if fatal:
         raise CatalogError(fatal)
     profile_documents: tuple[tuple[str, bytes], ...] = ()
-    if fleet.spec.profiles:
-        profiles_dir = root / fleet.spec.profiles
+    if profiles_dir is not None:
+        notes += _unread_yaml(profiles_dir, root, None)
         misnamed = [_not_utf8(p, root).message for p in profiles_dir.glob("*.yaml") if not _is_utf8(p.name)]
         if misnamed:
             raise CatalogError(misnamed)
@@ -348,7 +463,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
         targets=tuple(targets),
         problems=problems,
         profile_documents=profile_documents,
-        warnings=tuple(warnings),
+        warnings=tuple(notes + warnings),
     )
 
 

@@ -83,6 +83,12 @@ class CapabilityError(CoreError):
     code = "capability_error"
 
 
+class ObjectTooLarge(CoreError):
+    """An emitted object larger than the Kubernetes API server accepts for one object."""
+
+    code = "render.object_too_large"
+
+
 class TransformError(CoreError):
     """A component or trait whose properties cannot be built into objects."""
 

@@ -37,7 +37,8 @@ def _split(text: str) -> tuple[Fraction, str]:
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     if len(number) > MAX_DIGITS:
         raise QuantityError(f"quantities may have at most {MAX_DIGITS} digits, got {len(number)}")
-    if suffix[:1] in ("e", "E") and _exponent_out_of_range(suffix[1:]):
+    exponent_form = suffix not in _BINARY and suffix not in _DECIMAL  # "e3", "E-2"; not "E", "Ei"
+    if exponent_form and _exponent_out_of_range(suffix[1:]):
         raise QuantityError(f"quantity exponents must be within -{MAX_EXPONENT} and {MAX_EXPONENT}")
     value = Fraction(number)
     if sign == "-":

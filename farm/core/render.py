@@ -9,7 +9,7 @@ from typing import Any
 from farm.core import yamlio
 from farm.core.charts import ChartRender
 from farm.core.documents import load_application_data, load_cluster_profile, load_package
-from farm.core.errors import DocumentError, ParameterError
+from farm.core.errors import DocumentError, ObjectTooLarge, ParameterError
 from farm.core.names import DNS1123_LABEL_RULE, is_dns1123_label
 from farm.core.params import merge_values, parse_set_flags, parse_values_file, resolve_parameters, substitute
 from farm.core.policy import DEFAULT_POLICY, Policy
@@ -17,6 +17,9 @@ from farm.core.request import RenderRequest, ValuesLayer
 from farm.core.transform import transform
 
 NO_RESOURCES_WARNING = "no resources generated"
+# The API server refuses a request body (one object) over 1.5 MiB (etcd's default request limit);
+# an object whose emitted YAML is larger could never be applied.
+MAX_OBJECT_BYTES = 1_572_864
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,25 @@ def render(
     cluster = load_cluster_profile(request.cluster_profile, request.cluster_profile_source, memo)
     objects = transform(application, cluster, namespace=request.namespace, policy=policy, charts=charts)
     warnings = () if objects else (NO_RESOURCES_WARNING,)
-    text = yamlio.dump_manifests(objects)
-    return Rendered(application.metadata.name, text.encode("utf-8"), tuple(objects), warnings)
+    manifests = yamlio.dump_manifests(objects).encode("utf-8")
+    if len(manifests) > MAX_OBJECT_BYTES:
+        _refuse_oversized(objects)
+    return Rendered(application.metadata.name, manifests, tuple(objects), warnings)
 
 
-__all__ = ["NO_RESOURCES_WARNING", "RenderRequest", "Rendered", "ValuesLayer", "render"]
+def _refuse_oversized(objects: list[dict[str, Any]]) -> None:
+    """Raise :class:`ObjectTooLarge` for the first object whose emitted YAML is over the limit
+    (only called when the whole output is, so a build of small objects never pays for it)."""
+    for document in objects:
+        size = len(yamlio.dump_manifests([document]).encode("utf-8"))
+        if size > MAX_OBJECT_BYTES:
+            metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+            namespace = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+            raise ObjectTooLarge(
+                f'{document.get("kind", "object")} "{namespace}{metadata.get("name", "")}": its YAML is'
+                f" {size} bytes, over the {MAX_OBJECT_BYTES} bytes the Kubernetes API server accepts"
+                " for one object"
+            )
+
+
+__all__ = ["MAX_OBJECT_BYTES", "NO_RESOURCES_WARNING", "RenderRequest", "Rendered", "ValuesLayer", "render"]

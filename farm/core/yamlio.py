@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -317,6 +318,31 @@ def _fresh_copy(value: Any, copies: dict[int, Any]) -> Any:
     return copied
 
 
+# A line that starts a document or ends one: where a later document could begin.
+_DOCUMENT_MARKER = re.compile(rb"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
+_CONTENT_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent)
+
+
+def has_later_document(data: bytes) -> bool:
+    """Whether ``data`` holds a document with content after its first, which ``load`` does not
+    read. Only a stream with a document marker past its first byte is parsed, as events (no alias
+    is expanded); an error inside the first document is ``load``'s to report."""
+    if _DOCUMENT_MARKER.search(data, 1) is None:
+        return False
+    documents = 0
+    try:
+        for event in yaml.parse(data, Loader=_BaseLoader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+            elif documents > 1 and (
+                isinstance(event, _CONTENT_EVENTS) or (isinstance(event, yaml.ScalarEvent) and event.value)
+            ):
+                return True
+    except yaml.YAMLError:
+        return documents > 1
+    return False
+
+
 def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
     """Every YAML document of ``data`` (a multi-document manifest), yaml.v3 semantics; empty
     documents are skipped."""
@@ -496,7 +522,7 @@ def dump_manifests(objects: Iterable[Any]) -> str:
 
 def _unsupported_value_error(documents: list[Any]) -> FieldError:
     for document in documents:
-        found = _non_finite_path(document, "")
+        found = non_finite_path(document, "")
         if found is not None:
             path, value = found
             return FieldError(
@@ -512,7 +538,7 @@ def _describe_object(document: Any) -> str:
     return f'{document.get("kind", "object")} "{metadata.get("name", "")}": '
 
 
-def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
+def non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
     """The path of the first NaN or infinity in ``value`` (depth-first, in key order)."""
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:

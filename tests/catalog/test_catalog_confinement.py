@@ -100,3 +100,67 @@ def test_a_spec_path_leaving_the_catalog_stops_the_load_naming_the_field(
     with pytest.raises(CatalogError) as raised:
         load_catalog(catalog)
     assert f"fleet.yaml: spec.{field}: {path!r} must be a folder inside the catalog" in str(raised.value)
+
+
+def _outside_copy(catalog: Path, folder: str) -> Path:
+    """The catalog's ``folder`` moved outside the catalog, a secret added to it."""
+    outside = catalog.parent / f"outside-{folder}"
+    (catalog / folder).rename(outside)
+    (outside / "secret.yaml").write_text("password: hunter2\n")
+    return outside
+
+
+@pytest.mark.parametrize("folder", ["applications", "clusters", "profiles"])
+def test_a_symlink_in_place_of_a_folder_fleet_yaml_names_stops_the_load(catalog: Path, folder: str) -> None:
+    (catalog / folder).symlink_to(_outside_copy(catalog, folder))
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(catalog)
+    assert raised.value.problems == [
+        f"{folder}: is a symbolic link; a catalog reads only its own files (fleet.yaml: spec.{folder})"
+    ]
+
+
+def test_a_symlinked_folder_on_the_way_to_the_applications_folder_stops_the_load(catalog: Path) -> None:
+    outside = _outside_copy(catalog, "applications")
+    (catalog.parent / "team").mkdir()
+    outside.rename(catalog.parent / "team" / "applications")
+    (catalog / "team").symlink_to(catalog.parent / "team")
+    fleet = catalog / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace("  applications: applications", "  applications: team/applications")
+    )
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(catalog)
+    assert raised.value.problems == [
+        "team: is a symbolic link; a catalog reads only its own files (fleet.yaml: spec.applications)"
+    ]
+
+
+def test_a_symlinked_values_folder_fails_its_application_only(catalog: Path) -> None:
+    outside = catalog.parent / "outside-values"
+    outside.mkdir()
+    (outside / "prod-nginx.yaml").write_text("password: hunter2\n")
+    (catalog / "applications" / "greeter" / "values").symlink_to(outside)
+    assert "symbolic link" in _problems(catalog)["applications/greeter/values"]
+    assert "storefront" in _good_apps(catalog)
+
+
+@pytest.mark.parametrize("path", ["../../etc", "/etc"])
+def test_a_profiles_path_leaving_the_catalog_stops_the_load(catalog: Path, path: str) -> None:
+    fleet = catalog / "fleet.yaml"
+    fleet.write_text(fleet.read_text().replace("  profiles: profiles", f"  profiles: {path}"))
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(catalog)
+    assert f"fleet.yaml: spec.profiles: {path!r} must be a folder inside the catalog" in str(raised.value)
+
+
+def test_farm_run_with_a_symlinked_clusters_folder_is_one_error_line_and_reads_nothing(
+    catalog: Path, tmp_path: Path
+) -> None:
+    (catalog / "clusters").symlink_to(_outside_copy(catalog, "clusters"))
+    result = CliRunner().invoke(
+        cli, ["run", str(catalog), "--processes", "1"], env={"FARM_HOME": str(tmp_path / "farm")}
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("Error: clusters: is a symbolic link"), result.stderr
+    assert "hunter2" not in result.output

@@ -10,7 +10,7 @@ from farm.core.errors import MAX_MESSAGE, CoreError, FieldError, ParameterError,
 from farm.core.fields import go_value_repr
 from farm.core.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from farm.core.quantity import QuantityError, canonical_quantity, parse_quantity
-from farm.core.render import RenderRequest, render
+from farm.core.render import MAX_OBJECT_BYTES, RenderRequest, render
 
 PROFILE = b"""apiVersion: launcher.gokure.dev/v1alpha1
 kind: ClusterProfile
@@ -270,3 +270,25 @@ def test_a_valid_namespace_is_used() -> None:
         RenderRequest(application("image: nginx:1.27.0\nport: 8080"), PROFILE, namespace="apps")
     )
     assert b"namespace: apps" in rendered.manifests
+
+
+def configmap(value_bytes: int) -> bytes:
+    return application(
+        "object:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm\n    namespace: apps\n"
+        f"  data:\n    big: {'a' * value_bytes}",
+        "passthrough",
+    )
+
+
+def test_an_object_over_the_api_servers_one_object_limit_fails_with_a_stable_code_naming_it() -> None:
+    error = render_error(configmap(MAX_OBJECT_BYTES))
+    assert error.code == "render.object_too_large"
+    assert error.message.startswith('ConfigMap "apps/cm": its YAML is ')
+    assert error.message.endswith(
+        f"over the {MAX_OBJECT_BYTES} bytes the Kubernetes API server accepts for one object"
+    )
+
+
+def test_an_object_just_under_the_limit_renders() -> None:
+    rendered = render(RenderRequest(configmap(MAX_OBJECT_BYTES - 200), PROFILE))
+    assert MAX_OBJECT_BYTES - 200 < len(rendered.manifests) <= MAX_OBJECT_BYTES

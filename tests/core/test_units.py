@@ -64,3 +64,13 @@ def test_duration_errors_use_go_wording() -> None:
     with pytest.raises(DurationError, match='time: invalid duration ".s"'):
         parse_duration(".s")
     assert format_duration(-1_500_000_000) == "-1.5s"
+
+
+@pytest.mark.parametrize(
+    ("value", "canonical"),
+    [("1Ei", "1Ei"), ("8Ei", "8Ei"), ("1024Ei", "1024Ei"), ("1E", "1E"), ("2e3", "2e3"), ("1.5Ei", "1536Pi")],
+)
+def test_exbi_and_exa_quantities_are_legal_and_print_as_kubernetes_prints_them(
+    value: str, canonical: str
+) -> None:
+    assert canonical_quantity(value) == canonical

@@ -118,3 +118,14 @@ def test_a_namespace_flag_that_is_not_a_dns_label_is_refused(namespace: str) -> 
     line = the_error_line(farm_build(GOOD_APP, GOOD_PROFILE, "-n", namespace))
     shown = namespace.replace("\n", "\\n")
     assert line.startswith(f'Error: namespace "{shown}": must be a DNS-1123 label')
+
+
+@pytest.mark.timeout(TIME_BOUND + 30)
+def test_an_object_over_the_api_servers_limit_is_refused_naming_it(tmp_path: Path) -> None:
+    profile = tmp_path / "cluster.yaml"
+    profile.write_text(
+        GOOD_PROFILE.read_text().replace("ingressClassName: nginx", f"ingressClassName: {'n' * 1_600_000}")
+    )
+    line = the_error_line(farm_build(GOOD_APP, profile))
+    assert line.startswith('Error: Ingress "apps/web')
+    assert line.endswith("bytes, over the 1572864 bytes the Kubernetes API server accepts for one object")

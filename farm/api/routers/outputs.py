@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from farm.api.strict import Digest, Name, RunId
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.provenance import RenderProvenance
 from farm.fleet.diff import unified_output_diff
@@ -22,7 +23,7 @@ router = APIRouter(tags=["outputs"])
 
 
 @router.get("/targets/{application}/{cluster}/output")
-def target_latest_output(request: Request, application: str, cluster: str) -> Response:
+def target_latest_output(request: Request, application: Name, cluster: Name) -> Response:
     try:
         content = latest_output(request.app.state.storage, application, cluster)
     except LookupError as exc:
@@ -31,7 +32,7 @@ def target_latest_output(request: Request, application: str, cluster: str) -> Re
 
 
 @router.get("/outputs/{digest}")
-def output_by_digest(request: Request, digest: str) -> Response:
+def output_by_digest(request: Request, digest: Digest) -> Response:
     """Any stored output by its content digest (``sha256:<hex>``)."""
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:
@@ -109,14 +110,16 @@ def output_evidence(storage: Storage, digest: str) -> OutputEvidence:
 
 
 @router.get("/outputs/{digest}/evidence")
-def output_provenance(request: Request, digest: str) -> OutputEvidence:
+def output_provenance(request: Request, digest: Digest) -> OutputEvidence:
     """One output's signature status (the DSSE envelopes verified as ``farm verify`` does, with
     the reason when invalid) and the provenance each signed statement records."""
     return output_evidence(request.app.state.storage, digest)
 
 
 @router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")
-def target_output_diff(request: Request, run_a: str, run_b: str, application: str, cluster: str) -> Response:
+def target_output_diff(
+    request: Request, run_a: RunId, run_b: RunId, application: Name, cluster: Name
+) -> Response:
     """The unified diff of one target's output between two runs (what ``farm diff -u`` prints)."""
     try:
         text = unified_output_diff(request.app.state.storage, run_a, run_b, (application, cluster))
@@ -137,7 +140,7 @@ class HistoryItem(BaseModel):
 
 @router.get("/targets/{application}/{cluster}/history")
 def history_of_target(
-    request: Request, application: str, cluster: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    request: Request, application: Name, cluster: Name, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> list[HistoryItem]:
     """One target's results across runs, newest first; 404 when no run ever had it."""
     with read_scope(request.app.state.storage.sessions) as session:

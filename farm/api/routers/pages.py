@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path as FilePath
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
@@ -17,6 +17,7 @@ from farm.api.routers.outputs import output_evidence
 from farm.api.routers.qualification import board, subject_timeline
 from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter
 from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
+from farm.api.strict import Digest, RunId, SubjectId
 from farm.fleet.diff import unified_output_diff
 from farm.fleet.progress import RunSummary, runs_progress
 from farm.qualification.states import STATES
@@ -110,7 +111,7 @@ def grid_html(run_id: str, grid: RunGrid) -> Markup:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(
-    request: Request, run_id: str, where: Annotated[TargetFilter, Depends(grid_filter)]
+    request: Request, run_id: RunId, where: Annotated[TargetFilter, Depends(grid_filter)]
 ) -> HTMLResponse:
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:  # the run and its grid in one transaction
@@ -143,7 +144,7 @@ def run_page(
 
 
 @router.get("/runs/{run_id}/targets/{target_id}", response_class=HTMLResponse)
-def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
+def target_page(request: Request, run_id: RunId, target_id: RunId) -> HTMLResponse:
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:
         target = target_of_run(session, run_id, target_id)
@@ -166,7 +167,7 @@ def target_page(request: Request, run_id: str, target_id: str) -> HTMLResponse:
 
 
 @router.get("/outputs/{digest}", response_class=HTMLResponse)
-def output_page(request: Request, digest: str) -> HTMLResponse:
+def output_page(request: Request, digest: Digest) -> HTMLResponse:
     storage = request.app.state.storage
     evidence = output_evidence(storage, digest)
     content = storage.objects.get(digest)
@@ -183,7 +184,7 @@ def qualification_page(request: Request) -> HTMLResponse:
 
 
 @router.get("/qualification/{subject_id}", response_class=HTMLResponse)
-def subject_page(request: Request, subject_id: Annotated[int, Path(ge=1)]) -> HTMLResponse:
+def subject_page(request: Request, subject_id: SubjectId) -> HTMLResponse:
     timeline = subject_timeline(request.app.state.storage, subject_id)
     return TEMPLATES.TemplateResponse(request, "subject.html", {"timeline": timeline})
 
@@ -196,12 +197,12 @@ def snapshots_page_view(request: Request) -> HTMLResponse:
 
 
 @router.get("/snapshots/{digest}", response_class=HTMLResponse)
-def snapshot_page(request: Request, digest: str) -> HTMLResponse:
+def snapshot_page(request: Request, digest: Digest) -> HTMLResponse:
     detail = snapshot_detail(request.app.state.storage, digest)
     return TEMPLATES.TemplateResponse(request, "snapshot.html", {"s": detail})
 
 
 @router.get("/snapshots/{old}/diff/{new}", response_class=HTMLResponse)
-def snapshot_diff_page(request: Request, old: str, new: str) -> HTMLResponse:
+def snapshot_diff_page(request: Request, old: Digest, new: Digest) -> HTMLResponse:
     diff = snapshot_diff(request.app.state.storage, old, new)
     return TEMPLATES.TemplateResponse(request, "snapshot_diff.html", {"d": diff})

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
 from farm.api.security import require_token
+from farm.api.strict import SubjectId
 from farm.catalog import CatalogError, load_catalog
 from farm.execution.executors import CELERY, LOCAL, executor_for, uses_celery
 from farm.fleet.service import Trigger, qualify
@@ -21,8 +22,6 @@ from farm.store.db import read_scope
 from farm.store.models import QualificationSubject, utcnow
 
 router = APIRouter(tags=["qualification"])
-
-SubjectId = Annotated[int, Path(ge=1)]
 
 
 class Subject(BaseModel):

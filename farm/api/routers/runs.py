@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
 from farm.api.security import require_token
+from farm.api.strict import RunId
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.commands._errors import describe
 from farm.execution.executors import CELERY, LOCAL, Executor, executor_for, uses_celery
@@ -119,7 +120,7 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}")
-def get_run(request: Request, run_id: str) -> RunDetail:
+def get_run(request: Request, run_id: RunId) -> RunDetail:
     try:
         summary = run_progress(_storage(request), run_id)
     except LookupError as exc:
@@ -164,7 +165,9 @@ def load_grid(storage: Storage, run_id: str, where: TargetFilter) -> RunGrid:
 
 
 @router.get("/runs/{run_id}/grid", response_model=RunGridBody)
-def get_grid(request: Request, run_id: str, where: Annotated[TargetFilter, Depends(grid_filter)]) -> Response:
+def get_grid(
+    request: Request, run_id: RunId, where: Annotated[TargetFilter, Depends(grid_filter)]
+) -> Response:
     """A run's application × cluster grid, compact: names once, one [app, cluster, state, error
     code, target id] cell per target (the run page's data; all targets' details: ``/targets``)."""
     grid = load_grid(_storage(request), run_id, where)
@@ -181,7 +184,7 @@ def get_grid(request: Request, run_id: str, where: Annotated[TargetFilter, Depen
 @router.get("/runs/{run_id}/targets", response_model=list[TargetItem])
 def list_targets(
     request: Request,
-    run_id: str,
+    run_id: RunId,
     state: Annotated[list[str] | None, Query()] = None,
     error_code: str | None = None,
     application: str | None = None,

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel
 
+from farm.api.strict import Digest
 from farm.fleet.preview import REMOVED, snapshot_plan
 from farm.store.context import Storage
 from farm.store.db import read_scope
@@ -146,13 +147,13 @@ def get_snapshots(request: Request, limit: Annotated[int, Query(ge=1, le=200)] =
 
 
 @router.get("/snapshots/{digest}")
-def get_snapshot(request: Request, digest: str) -> SnapshotDetail:
+def get_snapshot(request: Request, digest: Digest) -> SnapshotDetail:
     """One snapshot: its applications, ClusterProfiles and profile declarations by digest, its targets."""
     return snapshot_detail(request.app.state.storage, digest)
 
 
 @router.get("/snapshots/{old}/diff/{new}")
-def diff_snapshots(request: Request, old: str, new: str) -> SnapshotDiff:
+def diff_snapshots(request: Request, old: Digest, new: Digest) -> SnapshotDiff:
     """What changed from snapshot ``old`` to ``new``: documents, and the targets affected with the
     causes ``farm plan`` names (the same plan code)."""
     return snapshot_diff(request.app.state.storage, old, new)

@@ -1,0 +1,138 @@
+"""The API's limits: the token is checked before a request body is read, a body is bounded (413),
+every path parameter is validated (422, never a 500), an error never echoes a whole request value,
+and every response carries the security headers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from fleet.conftest import FleetEnv, fleet_env  # noqa: F401
+
+from api.conftest import TOKEN
+from farm.api import create_app
+from farm.api.security import MAX_BODY_BYTES
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def api(fleet_env: FleetEnv, tmp_path: Path) -> FastAPI:  # noqa: F811
+    return create_app(fleet_env.storage, {"test-fleet": tmp_path / "catalog"}, TOKEN)
+
+
+@pytest.fixture
+def client(api: FastAPI) -> Iterator[TestClient]:
+    with TestClient(api, raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def call(
+    app: FastAPI, method: str, path: str, chunks: list[bytes], headers: dict[str, str]
+) -> tuple[int, int]:
+    """Send a request straight to the ASGI app, the body in ``chunks`` with no declared length;
+    the response status and how many chunks the app asked for."""
+    asked = 0
+    status = 0
+
+    async def receive() -> dict:
+        nonlocal asked
+        asked += 1
+        if asked <= len(chunks):
+            return {"type": "http.request", "body": chunks[asked - 1], "more_body": asked < len(chunks)}
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
+        "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    return status, asked
+
+
+@pytest.mark.parametrize("path", ["/api/runs", "/api/qualification"])
+def test_a_body_sent_without_a_token_is_refused_before_any_of_it_is_read(api: FastAPI, path: str) -> None:
+    status, asked = call(api, "POST", path, [b"x" * 65536] * 64, {"content-type": "application/json"})
+    assert status == 401 and asked == 0
+
+
+def test_a_body_over_the_limit_is_413_whether_or_not_it_declares_its_length(
+    api: FastAPI, client: TestClient
+) -> None:
+    declared = client.post("/api/runs", content=b"{" + b" " * MAX_BODY_BYTES + b"}", headers=AUTH)
+    assert declared.status_code == 413
+    assert declared.json()["error"]["detail"] == f"the request body is over the {MAX_BODY_BYTES}-byte limit"
+    chunks = [b" " * 65536] * (MAX_BODY_BYTES // 65536 + 8)
+    status, asked = call(api, "POST", "/api/runs", chunks, {**AUTH, "content-type": "application/json"})
+    assert status == 413 and asked < len(chunks)
+
+
+def test_a_body_within_the_limit_still_reaches_its_route(client: TestClient) -> None:
+    response = client.post("/api/runs", json={"catalog": "elsewhere"}, headers=AUTH)
+    assert response.status_code == 404
+    assert response.json()["error"]["detail"] == "catalog 'elsewhere' is not configured on this server"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/qualification/99999999999999999999999",
+        "/qualification/99999999999999999999999",
+        "/api/qualification/2147483648",
+        "/api/runs/" + "r" * 300,
+        "/api/runs/a.b/targets",
+        "/api/outputs/sha256:" + "0" * 200,
+        "/api/snapshots/a.b",
+        "/api/targets/app%0a/cluster-a/output",
+        "/api/targets/" + "a" * 300 + "/cluster-a/history",
+        "/runs/run/targets/a.b",
+    ],
+)
+def test_a_path_parameter_out_of_its_bounds_is_a_422_not_a_500(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["status"] == 422
+
+
+@pytest.mark.parametrize("path", ["/api/runs", "/api/qualification"])
+def test_an_error_never_echoes_a_whole_request_value(client: TestClient, path: str) -> None:
+    catalog = "c" * 100_000
+    response = client.post(path, json={"catalog": catalog}, headers=AUTH)
+    assert response.status_code == 404
+    detail = response.json()["error"]["detail"]
+    assert len(detail) < 400 and "(100000 characters)" in detail
+
+
+@pytest.mark.parametrize("path", ["/", "/snapshots", "/api/runs", "/api/qualification/1"])
+def test_every_response_carries_the_security_headers(client: TestClient, path: str) -> None:
+    headers = client.get(path, headers={"accept": "text/html"}).headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert "default-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+
+
+def test_a_refused_body_is_a_clean_json_error(client: TestClient) -> None:
+    response = client.post("/api/runs", content=json.dumps({"catalog": "x"}))
+    assert response.status_code == 401
+    assert response.json() == {"error": {"status": 401, "detail": "a valid bearer token is required"}}
