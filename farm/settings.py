@@ -1,45 +1,10 @@
-"""The farm's settings, read from ``FARM_*`` environment variables.
+"""The farm's settings, read from ``FARM_*`` environment variables (pydantic-settings).
 
-With no variable set, everything is embedded under ``./.farm/`` (``FARM_HOME``, relative to the
-current directory): the SQLite file ``farm.db``, the object folder ``objects/``, the signing key
-``keys/signing.key`` (generated on first use), the trusted-signers file ``keys/trusted_signers``
-and the local process-pool executor.
-
-Variables:
-
-- ``FARM_HOME``: the embedded root (default ``.farm``).
-- ``FARM_DATABASE_URL``: ``postgresql+psycopg://…`` or ``sqlite:///…`` (default SQLite under home).
-- ``FARM_OBJECT_STORE``: a folder path, or ``s3://bucket[/prefix]`` (default ``<home>/objects``).
-- ``FARM_S3_ENDPOINT_URL``, ``FARM_S3_REGION``: for S3 or MinIO.
-- ``FARM_S3_ACCESS_KEY_ID``, ``FARM_S3_SECRET_ACCESS_KEY``: the S3 credentials, both or neither.
-  When unset, boto3's normal chain is the fallback (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
-  profiles, instance roles). The secret is a ``SecretStr``: never shown in a repr or a message.
-- ``FARM_SIGNING_KEY``: path of the ed25519 private key (PEM). When set, the file must exist.
-- ``FARM_TRUSTED_SIGNERS``: a file of PEM public keys, or a folder of ``*.pub``/``*.pem`` files.
-- ``FARM_BROKER_URL``: the Celery broker (Redis) for the distributed executor. It has no default:
-  ``farm worker``, ``farm beat``, ``farm reconcile`` and the Celery executor refuse to start
-  without it rather than guess one.
-- ``FARM_CELERY_QUEUE``: the Celery queue jobs are sent to and workers consume (default ``farm``);
-  a separate name isolates one set of workers (a test run, a team) on a shared broker.
-- ``FARM_EXECUTOR``: ``local`` (default) or ``celery``.
-- ``FARM_BATCH_SIZE``: targets per job, at most (default 50: see the README's measurement).
-- ``FARM_AUDIT_SAMPLE``: targets the scheduled ``farm audit`` re-renders from the latest run
-  (default 0: the beat entry is off).
-- ``FARM_AUDIT_INTERVAL``: seconds between scheduled audits (default 86400, one day).
-- ``FARM_QUALIFICATION_MAX_AGE_DAYS``: qualification evidence older than this is expired (30).
-- ``FARM_QUALIFICATION_CATALOG``: the catalog folder the beat's re-qualification reads.
-- ``FARM_QUALIFICATION_ON_RUN``: ``stale`` (default): ``farm run`` marks the subjects whose
-  evidence its catalog no longer matches stale; ``requalify``: and qualifies them again;
-  ``off``: a run leaves qualification alone.
-- ``FARM_LOG_FORMAT``: ``text`` (default) or ``json`` (one JSON object a line, with run and job ids).
-- ``FARM_RENDER_TIMEOUT_SECONDS``: wall-clock seconds one render may take in a worker (default 60);
-  a render past it is stopped and its target fails with ``render.timeout``.
-- ``FARM_RENDER_MEMORY_MIB``: MiB of address space one render may add to its worker (default
-  1024); a render that needs more is stopped and its target fails with ``render.memory``.
-- ``FARM_DAEMON``: ``on`` (default): ``farm run`` and ``farm plan`` are handed to this home's
-  ``farm daemon`` when one runs; ``off``: never.
-- ``FARM_CATALOG_MAX_FILE_BYTES``: the largest catalog file the loader reads (default 4 MiB);
-  a larger one is refused with its application or ClusterProfile.
+With no variable set, everything is embedded under ``./.farm/`` (``FARM_HOME``): a SQLite
+database, an object folder, a signing key generated on first use and the local process pool.
+Each setting's type, default and meaning live on its field in :class:`FarmSettings`;
+``docs/configuration.md`` is generated from them (``python -m farm.settings_doc``) and a test keeps
+the two equal.
 """
 
 from __future__ import annotations
@@ -75,40 +40,196 @@ def redact_url(url: str) -> str:
     return _URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", url, count=1)
 
 
+def home_defaults(home: Path) -> dict[str, str]:
+    """The defaults that live under ``FARM_HOME``, by setting name: what an unset
+    ``FARM_DATABASE_URL``, ``FARM_OBJECT_STORE``, ``FARM_SIGNING_KEY`` or ``FARM_TRUSTED_SIGNERS``
+    means for ``home`` (``docs/configuration.md`` shows them for ``<home>``)."""
+    return {
+        "database_url": f"sqlite:///{home / 'farm.db'}",
+        "object_store": str(home / "objects"),
+        "signing_key": str(home / "keys" / "signing.key"),
+        "trusted_signers": str(home / "keys" / "trusted_signers"),
+    }
+
+
 class FarmSettings(BaseSettings):
     """Every setting of the farm, with the embedded defaults filled in from ``home``."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
-    home: Path = Path(".farm")
-    database_url: str = ""
-    object_store: str = ""
-    s3_endpoint_url: str | None = None
-    s3_region: str | None = None
-    s3_access_key_id: str | None = None
-    s3_secret_access_key: SecretStr | None = None
-    signing_key: Path | None = None
-    trusted_signers: Path | None = None
-    broker_url: str | None = None
-    celery_queue: str = "farm"
-    executor: Literal["local", "celery"] = "local"
-    batch_size: int = Field(default=50, ge=1, le=10_000)
-    audit_sample: int = Field(default=0, ge=0)
-    audit_interval: float = Field(default=86_400.0, gt=0)
-    log_format: Literal["text", "json"] = "text"
-    # qualification evidence older than this many days is expired (FARM_QUALIFICATION_MAX_AGE_DAYS)
-    qualification_max_age_days: int = Field(default=30, ge=1)
-    # the catalog folder the scheduled re-qualification reads (FARM_QUALIFICATION_CATALOG)
-    qualification_catalog: Path | None = None
-    # what `farm run` does to qualification afterwards (FARM_QUALIFICATION_ON_RUN)
-    qualification_on_run: Literal["off", "stale", "requalify"] = "stale"
-    api_token: str | None = None
-    render_timeout_seconds: float = Field(default=60.0, gt=0)
-    render_memory_mib: int = Field(default=1024, ge=16)
-    catalog_max_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
-    api_read_requires_token: bool = False
-    # off: farm run and farm plan never go to a farm daemon (FARM_DAEMON; read by farm/daemon/client.py)
-    daemon: Literal["on", "off"] = "on"
+    home: Path = Field(
+        default=Path(".farm"),
+        description=(
+            "The embedded root, relative to the current directory: the SQLite database, the object "
+            "folder and the keys live under it while their own settings are unset."
+        ),
+    )
+    database_url: str = Field(
+        default="",
+        description=(
+            "The database: `sqlite:///PATH`, or PostgreSQL as `postgresql://…` (`postgres://…` and "
+            "`postgresql+psycopg://…` are accepted too; the driver is always psycopg 3). Any other "
+            "scheme is refused. `farm run` migrates the default database itself; any other is "
+            "migrated only by `farm db upgrade`."
+        ),
+    )
+    object_store: str = Field(
+        default="",
+        description=(
+            "Where blobs go: a folder, or `s3://BUCKET[/PREFIX]` on S3 or MinIO. The bucket must "
+            "exist: the farm does not create it."
+        ),
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None,
+        description="The S3 endpoint (MinIO or another S3-compatible store); unset: boto3's default, AWS.",
+    )
+    s3_region: str | None = Field(default=None, description="The S3 region; unset: boto3's default.")
+    s3_access_key_id: str | None = Field(
+        default=None,
+        description=(
+            "The S3 access key id, set together with FARM_S3_SECRET_ACCESS_KEY or not at all; with "
+            "neither, boto3's own chain is used (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, "
+            "profiles, instance roles)."
+        ),
+    )
+    s3_secret_access_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "The S3 secret access key, set together with FARM_S3_ACCESS_KEY_ID; never shown in a "
+            "repr or an error message."
+        ),
+    )
+    signing_key: Path | None = Field(
+        default=None,
+        description=(
+            "The ed25519 private key (PEM) every output, audit and qualification statement is "
+            "signed with. When set, the file must exist (`farm keys generate` writes one); the "
+            "default is generated on first use and its public key added to the trusted signers."
+        ),
+    )
+    trusted_signers: Path | None = Field(
+        default=None,
+        description=(
+            "The public keys whose signatures count (`farm verify`, the dashboard, qualification): "
+            "a file of PEM public keys, or a folder of `*.pub`/`*.pem` files; `farm keys trust "
+            "PUBKEY` adds one. A path that does not exist trusts no signer."
+        ),
+    )
+    broker_url: str | None = Field(
+        default=None,
+        description=(
+            "The Celery broker (Redis), e.g. `redis://127.0.0.1:6379/0`. Unset: `farm worker`, "
+            "`farm beat`, `farm reconcile` and the Celery executor refuse to start rather than "
+            "guess one. Set: `celery` becomes the default executor."
+        ),
+    )
+    celery_queue: str = Field(
+        default="farm",
+        description=(
+            "The queue name prefix. Jobs and qualification tasks go to the queue "
+            "`<FARM_CELERY_QUEUE>.<core version>` of the core their run was planned under, and "
+            "`farm worker` consumes only its own core's queue, so during a rolling upgrade a job "
+            "waits for a worker of its core. Another prefix isolates one set of workers (a team, "
+            "a test run) on a shared broker."
+        ),
+    )
+    executor: Literal["local", "celery"] = Field(
+        default="local",
+        description=(
+            "Where `farm run` and `farm qualify` render: `local`, a process pool on every core of "
+            "this machine, or `celery`, the workers. `celery` when FARM_BROKER_URL is set; "
+            "`--executor` overrides both."
+        ),
+    )
+    batch_size: int = Field(
+        default=50,
+        ge=1,
+        le=10_000,
+        description="Targets per job, at most (a job holds targets of one application).",
+    )
+    audit_sample: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "Targets the beat's scheduled `farm audit` re-renders from the latest run; `0` turns "
+            "the scheduled audit off."
+        ),
+    )
+    audit_interval: float = Field(default=86_400.0, gt=0, description="Seconds between scheduled audits.")
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description=(
+            "`text`, or `json`: one JSON object a line, each record of a job with its run and job "
+            "ids (workers, beat, `farm serve`, `farm run` and its local pool)."
+        ),
+    )
+    qualification_max_age_days: int = Field(
+        default=30,
+        ge=1,
+        description="Qualification evidence older than this many days is `expired`.",
+    )
+    qualification_catalog: Path | None = Field(
+        default=None,
+        description=(
+            "The catalog folder the beat's scheduled re-qualification reads, and Celery workers "
+            "re-qualifying after a run (FARM_QUALIFICATION_ON_RUN=requalify). Unset: the beat "
+            "refreshes no state against a catalog."
+        ),
+    )
+    qualification_on_run: Literal["off", "stale", "requalify"] = Field(
+        default="stale",
+        description=(
+            "What `farm run` does to qualification after the run: `stale` marks the subjects whose "
+            "evidence the run's catalog no longer matches stale (with the reason); `requalify` "
+            "also qualifies each stale subject again (local: in the command, after the run; "
+            "Celery: a task per subject, read from FARM_QUALIFICATION_CATALOG); `off` leaves "
+            "qualification alone."
+        ),
+    )
+    api_token: str | None = Field(
+        default=None,
+        description=(
+            "The bearer token `farm serve` requires to trigger a run or a qualification; unset: "
+            "triggering is refused (403)."
+        ),
+    )
+    render_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description=(
+            "Wall-clock seconds one render may take in a worker; past it the render is stopped and "
+            "its target fails with `render.timeout`."
+        ),
+    )
+    render_memory_mib: int = Field(
+        default=1024,
+        ge=16,
+        description=(
+            "MiB of address space one render may add to its worker; past it the render is stopped "
+            "and its target fails with `render.memory`."
+        ),
+    )
+    catalog_max_file_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1,
+        description=(
+            "The largest catalog file the loader reads (4 MiB by default); a larger one is refused "
+            "(`unsafe_file`) with its application or ClusterProfile."
+        ),
+    )
+    api_read_requires_token: bool = Field(
+        default=False,
+        description="`true`: the API's read endpoints need the bearer token too.",
+    )
+    # read before the settings are, by the daemon client (standard library only)
+    daemon: Literal["on", "off"] = Field(
+        default="on",
+        description=(
+            "`on`: `farm run` and `farm plan` hand themselves to this FARM_HOME's `farm daemon` "
+            "when one runs; `off`: never."
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -121,10 +242,11 @@ class FarmSettings(BaseSettings):
     @model_validator(mode="after")
     def _fill_embedded_defaults(self) -> FarmSettings:
         home = self.home.expanduser().absolute()
+        under_home = home_defaults(home)
         defaults = {
             "home": home,
-            "database_url": self.database_url or f"sqlite:///{home / 'farm.db'}",
-            "object_store": self.object_store or str(home / "objects"),
+            "database_url": self.database_url or under_home["database_url"],
+            "object_store": self.object_store or under_home["object_store"],
         }
         for name, value in defaults.items():
             object.__setattr__(self, name, value)
@@ -138,7 +260,11 @@ class FarmSettings(BaseSettings):
     @property
     def signing_key_path(self) -> Path:
         """Where the signing key lives: ``FARM_SIGNING_KEY`` or ``<home>/keys/signing.key``."""
-        return self.signing_key if self.signing_key is not None else self.home / "keys" / "signing.key"
+        return (
+            self.signing_key
+            if self.signing_key is not None
+            else Path(home_defaults(self.home)["signing_key"])
+        )
 
     @property
     def signing_key_is_embedded(self) -> bool:
@@ -150,7 +276,7 @@ class FarmSettings(BaseSettings):
         """``FARM_TRUSTED_SIGNERS`` or ``<home>/keys/trusted_signers``."""
         if self.trusted_signers is not None:
             return self.trusted_signers
-        return self.home / "keys" / "trusted_signers"
+        return Path(home_defaults(self.home)["trusted_signers"])
 
     @property
     def uses_s3(self) -> bool:
