@@ -3,9 +3,9 @@
 siblings in the batch and every other application still render, on the local process pool and
 on a Celery worker.
 
-The heavy application is legal: a passthrough ConfigMap of 120,000 keys (3.7 MB, under the
-catalog's file limit) that takes seconds and well over 100 MiB to render, beside small
-applications that take milliseconds.
+The heavy application is legal: three passthrough ConfigMaps of 40,000 keys each (3.7 MB, under
+the catalog's file limit; each object under the API server's one-object limit) that take seconds
+and well over 100 MiB to render, beside small applications that take milliseconds.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .conftest import Catalog, FleetEnv, make_catalog
 from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
 
 HEAVY_KEYS = 120_000
+HEAVY_OBJECTS = 3
 HEAVY = """apiVersion: launcher.gokure.dev/v1alpha1
 kind: Application
 metadata:
@@ -33,14 +34,15 @@ metadata:
   namespace: apps
 spec:
   components:
-    - name: heavy
+"""
+HEAVY_COMPONENT = """    - name: heavy-{index}
       type: passthrough
       properties:
         object:
           apiVersion: v1
           kind: ConfigMap
           metadata:
-            name: big
+            name: big-{index}
           data:
 """
 
@@ -48,8 +50,15 @@ spec:
 def write_heavy_app(catalog: Catalog) -> None:
     folder = catalog.root / "applications" / "heavy"
     folder.mkdir(parents=True, exist_ok=True)
-    body = "".join(f"            k{i:07d}: v{i:07d}\n" for i in range(HEAVY_KEYS))
-    (folder / "app.yaml").write_text(HEAVY + body)
+    per_object = HEAVY_KEYS // HEAVY_OBJECTS
+    components = "".join(
+        HEAVY_COMPONENT.format(index=index)
+        + "".join(
+            f"            k{i:07d}: v{i:07d}\n" for i in range(index * per_object, (index + 1) * per_object)
+        )
+        for index in range(HEAVY_OBJECTS)
+    )
+    (folder / "app.yaml").write_text(HEAVY + components)
 
 
 def _bounded_run(env: FleetEnv, catalog: Catalog, tmp_path: Path, **bounds: object) -> dict:
