@@ -90,7 +90,7 @@ def fill(storage) -> list[str]:
                         "selection": "",
                         "action_key": _digest(f"{r}-{i}"),
                         "state": "failed" if failed else "succeeded",
-                        "error_code": "invalid_property" if failed else None,
+                        "error_code": "property.invalid" if failed else None,
                         "error_message": "spec.image: no tag" if failed else None,
                         "output_digest": None if failed else outputs[i],
                         "created_at": created,

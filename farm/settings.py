@@ -215,7 +215,7 @@ class FarmSettings(BaseSettings):
         ge=1,
         description=(
             "The largest catalog file the loader reads (4 MiB by default); a larger one is refused "
-            "(`unsafe_file`) with its application or ClusterProfile."
+            "(`catalog.unsafe_file`) with its application or ClusterProfile."
         ),
     )
     api_read_requires_token: bool = Field(

@@ -76,7 +76,7 @@ def test_claim_moves_a_queued_job_to_running_once(fleet: Fleet) -> None:
 def test_the_claim_returns_the_open_targets_with_what_the_caches_hold(fleet: Fleet) -> None:
     _, _, record = fleet.render(b"kind: ConfigMap\n", profile="prod")  # caches web/prod's key
     with fleet.sessions.begin() as session:
-        record_failures(session, [(action_key(make_inputs("web", "stage")), "invalid_document", "bad")])
+        record_failures(session, [(action_key(make_inputs("web", "stage")), "document.invalid", "bad")])
     run_id, job_id, (prod, stage) = _two_target_job(fleet)
     with fleet.sessions.begin() as session:
         claimed = claim_job(session, job_id, worker="w1")
@@ -93,7 +93,7 @@ def test_the_claim_returns_the_open_targets_with_what_the_caches_hold(fleet: Fle
     assert by_id[stage].cached_output is None
     assert (
         by_id[stage].cached_failure is not None
-        and by_id[stage].cached_failure.error_code == "invalid_document"
+        and by_id[stage].cached_failure.error_code == "document.invalid"
     )
     assert by_id[stage].action_key == action_key(make_inputs("web", "stage"))
 
@@ -103,13 +103,13 @@ def test_finishing_records_every_target_of_the_batch_in_one_go(fleet: Fleet) -> 
     with fleet.sessions.begin() as session:
         claim_job(session, job_id, worker="w1")
         results = [
-            TargetResult(prod, JobState.FAILED, error_code="invalid_document", error_message="boom"),
+            TargetResult(prod, JobState.FAILED, error_code="document.invalid", error_message="boom"),
             TargetResult(stage, JobState.CACHED, output_digest=None, error_code="x", error_message="cached"),
         ]
         assert finish_job(session, job_id, worker="w1", results=results)
     assert _job(fleet.sessions, job_id).state == "succeeded"
     failed = _target(fleet.sessions, prod)
-    assert (failed.state, failed.error_code, failed.error_message) == ("failed", "invalid_document", "boom")
+    assert (failed.state, failed.error_code, failed.error_message) == ("failed", "document.invalid", "boom")
     assert failed.finished_at is not None
     with fleet.sessions() as session:
         assert target_counts(session, run_id) == {"failed": 1, "cached_failure": 1}
@@ -205,7 +205,7 @@ def test_a_run_finishes_only_when_no_job_is_open_and_says_whether_a_target_faile
         claim_job(session, job_id, worker="w1")
         results = [
             TargetResult(prod, JobState.SUCCEEDED),
-            TargetResult(stage, JobState.FAILED, error_code="invalid_document"),
+            TargetResult(stage, JobState.FAILED, error_code="document.invalid"),
         ]
         finish_job(session, job_id, worker="w1", results=results)
         assert finalize_run(session, run_id)
@@ -222,12 +222,12 @@ def test_cache_look_ups_answer_many_keys_at_once(fleet: Fleet) -> None:
     outputs = [fleet.render(f"kind: K{i}\n".encode(), application=f"app{i}")[2] for i in range(3)]
     missing = action_key(make_inputs("nobody"))
     with fleet.sessions.begin() as session:
-        record_failures(session, [(missing, "invalid_document", "bad"), (missing, "other", "ignored")])
+        record_failures(session, [(missing, "document.invalid", "bad"), (missing, "other", "ignored")])
     keys = [record.action_key for record in outputs] + [missing]
     with fleet.sessions() as session:
         assert cached_outputs(session, keys) == {r.action_key: r.output_digest for r in outputs}
         failures = cached_failures(session, keys)
-        assert list(failures) == [missing] and failures[missing].error_code == "invalid_document"
+        assert list(failures) == [missing] and failures[missing].error_code == "document.invalid"
         assert session.scalar(select(FailedAction.error_message)) == "bad"  # first recording kept
 
 

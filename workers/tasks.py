@@ -13,8 +13,8 @@ from celery import Task
 from farm.audit.service import scheduled_audit
 from farm.evidence.keys import Signer, load_configured_signer
 from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
-from farm.execution.executors import worker_name
 from farm.execution.inline import InlineExecutor
+from farm.execution.naming import worker_name
 from farm.fleet.jobs import give_up_job, run_job
 from farm.fleet.reconcile import reconcile
 from farm.store.context import Storage, open_storage

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 from farm.core.request import RenderRequest
 from farm.profiles import Declaration, ProfileError, parse_declaration
-from farm.profiles.gate import FORGED, MISMATCH, check_envelope
+from farm.profiles.gate import FORGED, MISMATCH, check_resolved_profile
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 
 _CACHED = 256
@@ -55,15 +55,16 @@ def check_request_profile(
     objects: ObjectStore, snapshot_digest: str, cluster: str, request: RenderRequest
 ) -> None:
     """Refuse a profiled request whose resolved ClusterProfile (or its bytes) is not what the
-    snapshot resolves its selection to; raises ``ProfileError`` (``envelope.*``)."""
+    snapshot resolves its selection to; raises ``ProfileError`` (``profile.resolved_*``)."""
     if request.resolved_profile is None:
         if request.selection:
             raise ProfileError(
-                MISMATCH, f"request for {cluster} selects {request.selection} but carries no resolved ClusterProfile"
+                MISMATCH,
+                f"request for {cluster} selects {request.selection} but carries no resolved ClusterProfile",
             )
         return
     base, declaration = catalog_inputs(objects, snapshot_digest, cluster)
-    check_envelope(
+    check_resolved_profile(
         request.resolved_profile,
         base,
         request.cluster_profile_source,

@@ -101,7 +101,9 @@ def _is_utf8(name: str) -> bool:
 def _not_utf8(path: Path, root: Path) -> Problem:
     shown = _shown(path, root)
     return Problem(
-        shown, "unsafe_file", f"{shown}: the name is not UTF-8; rename it (catalog names must be UTF-8)"
+        shown,
+        "catalog.unsafe_file",
+        f"{shown}: the name is not UTF-8; rename it (catalog names must be UTF-8)",
     )
 
 
@@ -147,12 +149,12 @@ def _check_application(folder: Path, root: Path, app_yaml: bytes, package: bytes
         else:
             name = load_application(app_yaml, source=app_file).metadata.name
     except (CoreError, yamlio.YAMLError) as exc:
-        code = getattr(exc, "code", "invalid_document")
+        code = getattr(exc, "code", "document.invalid")
         return Problem(app_file, code, str(exc))
     if name != folder.name:
         return Problem(
             app_file,
-            "invalid_document",
+            "document.invalid",
             bound_message(f"{app_file}: metadata.name {name!r} must match its folder name {folder.name!r}"),
         )
     return None
@@ -176,7 +178,7 @@ def _missing_app_yaml(folder: Path, root: Path) -> Problem:
     holds = f"; the folder holds {', '.join(found[:5])}" if found else "; the folder is empty"
     return Problem(
         source,
-        "missing_file",
+        "catalog.missing_file",
         f"{source}: does not exist: every folder of spec.applications is an application"
         f" (add app.yaml or remove the folder){holds}",
     )
@@ -248,12 +250,12 @@ def _load_application(folder: Path, root: Path, limit: int, warnings: list[str])
         )
     except UnsafeFile as error:
         return ApplicationEntry(
-            folder.name, b"", None, None, (), Problem(error.source, "unsafe_file", str(error))
+            folder.name, b"", None, None, (), Problem(error.source, "catalog.unsafe_file", str(error))
         )
     if (values is not None or cluster_values) and package is None:
         problem: Problem | None = Problem(
             _relative(folder, root),
-            "invalid_parameters",
+            "parameters.invalid",
             f"{_relative(folder, root)}: values files need a kurel.yaml declaring parameters",
         )
     else:
@@ -275,7 +277,7 @@ def _values_for_unknown_clusters(
                 f"{source}: no ClusterProfile {unknown[0]!r} in the catalog; a values file is named"
                 " after the cluster it applies to (rename or remove it)"
             )
-            app = replace(app, problem=Problem(source, "invalid_parameters", message))
+            app = replace(app, problem=Problem(source, "parameters.invalid", message))
         checked.append(app)
     return checked
 
@@ -285,7 +287,7 @@ def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str
     try:
         data = read_catalog_file(path, root, limit)
     except UnsafeFile as error:
-        return ClusterEntry(path.stem, b"", Problem(source, "unsafe_file", str(error))), path.stem
+        return ClusterEntry(path.stem, b"", Problem(source, "catalog.unsafe_file", str(error))), path.stem
     try:
         profile = load_cluster_profile(data, source=source)
     except CoreError as exc:
@@ -297,7 +299,7 @@ def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str
             f"{source}: {where[0]}: {yamlio.go_format_float(where[1])} is not a finite number; a ClusterProfile holds finite"
             " numbers only (its resolved form is canonical JSON)"
         )
-        return ClusterEntry(name, data, Problem(source, "invalid_document", message)), name
+        return ClusterEntry(name, data, Problem(source, "document.invalid", message)), name
     return ClusterEntry(name, data), name
 
 

@@ -203,7 +203,7 @@ class CatalogSnapshot:
             {**app.document_digests, **({"clusterProfile": profile_digest} if profile_digest else {})},
             app=app.app_yaml,
             cluster_profile=resolved.effective,
-            resolved_profile=resolved.envelope if resolved.selected is not None else None,
+            resolved_profile=resolved.document if resolved.selected is not None else None,
             package=app.package_yaml,
             values=app.values_layers(target.cluster),
             namespace=target.namespace,
@@ -244,14 +244,14 @@ class CatalogSnapshot:
 
     @cached_property
     def resolved_documents(self) -> list[bytes]:
-        """The resolved ClusterProfile and envelope of every declared value, whether a target
+        """The effective and the resolved ClusterProfile documents of every declared value, whether a target
         selects it or only its qualification renders it: part of the snapshot, so they stay
         stored (and ``farm gc`` keeps them) while the snapshot does."""
         blobs = set()
         for cluster, name, value in self.subjects():
             if name and self.cluster(cluster).problem is None:
                 resolved = self.resolved_for(cluster, Selection(name, value))
-                blobs.update((resolved.effective, resolved.envelope))
+                blobs.update((resolved.effective, resolved.document))
         return sorted(blobs)
 
     def content(self) -> dict:

@@ -123,7 +123,7 @@ def _resolve_profile(
     parsed = parse_declaration(_read(declaration, "declaration"), str(declaration)) if declaration else None
     selection = parse_selection(select, source="--select") if select else None
     resolved = resolve(data, str(profile), parsed, selection)
-    return resolved.effective, resolved.envelope if resolved.selected is not None else None
+    return resolved.effective, resolved.document if resolved.selected is not None else None
 
 
 def _write_output(folder: Path, app_name: str, manifests: bytes) -> None:

@@ -65,7 +65,7 @@ class ChartRenderNeeded(CoreError):
 
     Its message is the refusal a build that cannot render charts reports."""
 
-    code = "chart_render_needed"
+    code = "chart.render_needed"
 
     def __init__(self, message: str, requests: tuple[ChartRequest, ...]) -> None:
         super().__init__(message)

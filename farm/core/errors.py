@@ -43,7 +43,7 @@ def bound_message(message: str) -> str:
 class CoreError(Exception):
     """A build that cannot proceed. ``str(err)`` is the message printed after ``Error: ``."""
 
-    code = "render_error"
+    code = "render.error"
     # raised by the check of a terminal a lowering rule lowers to (see :func:`from_terminal`)
     terminal = False
 
@@ -68,19 +68,19 @@ def from_terminal(error: CoreError) -> CoreError:
 class DocumentError(CoreError):
     """An input document that is not valid YAML or does not decode strictly."""
 
-    code = "invalid_document"
+    code = "document.invalid"
 
 
 class ParameterError(CoreError):
     """kurel.yaml parameters, a values file or a --set that cannot be applied."""
 
-    code = "invalid_parameters"
+    code = "parameters.invalid"
 
 
 class CapabilityError(CoreError):
     """A ClusterProfile capability that is missing, or whose rendering is invalid."""
 
-    code = "capability_error"
+    code = "capability.unresolved"
 
 
 class ObjectTooLarge(CoreError):
@@ -92,13 +92,13 @@ class ObjectTooLarge(CoreError):
 class TransformError(CoreError):
     """A component or trait whose properties cannot be built into objects."""
 
-    code = "transform_error"
+    code = "transform.failed"
 
 
 class PolicyRefusal(TransformError):
     """A refusal by the environment policy. ``refusal_class`` is stable; read it, not the text."""
 
-    code = "policy_refusal"
+    code = "policy.refused"
     # the environment policy is applied where objects are generated, by the terminal kinds a
     # lowering rule lowers to, so its refusals carry the handler's prefix
     terminal = True
@@ -114,4 +114,4 @@ class PolicyRefusal(TransformError):
 class FieldError(TransformError):
     """A property of the wrong type or value; the message names the field's path."""
 
-    code = "invalid_property"
+    code = "property.invalid"

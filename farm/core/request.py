@@ -94,7 +94,7 @@ class RenderRequest:
     app_source: str = "app.yaml"
     cluster_profile_source: str = "cluster.yaml"
     package_source: str = "kurel.yaml"
-    # the ResolvedClusterProfile envelope of a profiled target (the lock check reads its ownedPaths)
+    # the resolved ClusterProfile document of a profiled target (the lock check reads its ownedPaths)
     resolved_profile: bytes | None = None
     # document digests a catalog computed once for many requests; never copied by replace()
     _digests: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Sequence
 
 from farm.daemon import protocol
-from farm.launcher import SERVED_COMMANDS
 
 # The daemon accepts or refuses within about a second (it waits that long for a busy command to
 # end); a daemon that says nothing for this long is wedged, and the command runs here.
@@ -26,14 +25,10 @@ FIRST_ANSWER_SECONDS = 60.0
 
 
 def serves(arguments: Sequence[str]) -> bool:
-    """Whether ``farm ARGUMENTS`` may be handed to a daemon: one of the commands it serves
-    (``farm.launcher.SERVED_COMMANDS``), not asking for help, and ``FARM_DAEMON`` not ``off``."""
-    return (
-        os.environ.get("FARM_DAEMON") != "off"
-        and bool(arguments)
-        and arguments[0] in SERVED_COMMANDS
-        and "--help" not in arguments
-    )
+    """Whether ``farm ARGUMENTS`` (a command the launcher hands to daemons,
+    ``farm.launcher.SERVED_COMMANDS``) may be handed to one: not asking for help, and
+    ``FARM_DAEMON`` not ``off``."""
+    return os.environ.get("FARM_DAEMON") != "off" and bool(arguments) and "--help" not in arguments
 
 
 def run_in_daemon(arguments: Sequence[str]) -> int | None:

@@ -8,8 +8,6 @@ workers and returns at once. Entry points choose one here (``executor_for``) and
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,8 +67,3 @@ def executor_for(settings: FarmSettings, name: str | None = None, processes: int
 def uses_celery(settings: FarmSettings) -> bool:
     """The farm's executor when no command line says otherwise: Celery once a broker is set."""
     return bool(settings.broker_url) or settings.executor == "celery"
-
-
-def worker_name(prefix: str = "local") -> str:
-    """How a process that claims jobs names itself in their rows: ``PREFIX@HOST:PID``."""
-    return f"{prefix}@{socket.gethostname()}:{os.getpid()}"

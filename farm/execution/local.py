@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from farm.execution.executors import worker_name
+from farm.execution.naming import worker_name
 from farm.execution.warmup import forkserver_context
 from farm.fleet.interrupts import stop_if_requested
 from farm.settings import FarmSettings

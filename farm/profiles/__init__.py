@@ -10,9 +10,9 @@ Interface used by the qualification half:
   stable ``code`` (``profile.*``) and a message naming ``source`` and the path in it.
 - ``parse_selection(text: str) -> Selection`` takes the one wire form ``name=value``.
 - ``resolve(cluster_profile, cluster_source, declaration, selection) -> ResolvedClusterProfile``:
-  ``effective`` (the ClusterProfile bytes the core renders, fragment applied last), ``envelope``
+  ``effective`` (the ClusterProfile bytes the core renders, fragment applied last), ``document``
   (canonical JSON bytes recording ``selectedProfile {name, value, ownedPaths}`` when profiled),
-  ``digest`` (sha256 hex of the envelope: the qualification subject) and ``selected``
+  ``digest`` (sha256 hex of the document: the qualification subject) and ``selected``
   (the Selection, or None for an unprofiled ClusterProfile). ``selection=None`` on a declaration
   means its default.
 - ``check_locks(owned_paths, before, after)`` (farm.profiles.locks) raises ``ProfileError``

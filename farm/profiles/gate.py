@@ -1,14 +1,14 @@
-"""The envelope gate (reference 1.C, R27–R30): a ResolvedClusterProfile is never trusted.
+"""The profile gate (reference 1.C, R27–R30): a ResolvedClusterProfile is never trusted.
 
-Whoever holds a stored or passed-in envelope (the worker about to render a profiled request, a
-verifier) calls ``check_envelope`` with the inputs it was resolved from: the base ClusterProfile
-and the declaration of the catalog snapshot. The gate checks the envelope's shape, then resolves
+Whoever holds a stored or passed-in resolved ClusterProfile (the worker about to render a profiled
+request, a verifier) calls ``check_resolved_profile`` with the inputs it was resolved from: the base
+ClusterProfile and the declaration of the catalog snapshot. The gate checks its shape, then resolves
 the recorded selection again and requires the recomputed bytes, so a recorded ``ownedPaths`` that
 strips a lock, adds one, or names an undeclared value is refused, never believed.
 
-Codes: ``envelope.malformed`` (not an envelope), ``envelope.version_profile_mismatch`` (a
+Codes: ``profile.resolved_malformed`` (not a resolved ClusterProfile), ``profile.resolved_mismatch`` (a
 ``selectedProfile`` on a ClusterProfile with no declaration, or none on one that has one),
-``envelope.bad_selected_profile`` (R28's structure) and ``envelope.forged_or_stale`` (the
+``profile.resolved_bad_selected`` (R28's structure) and ``profile.resolved_forged`` (the
 recomputation disagrees).
 """
 
@@ -22,14 +22,14 @@ from farm.profiles.errors import ProfileError
 from farm.profiles.resolve import PRESENT, ResolvedClusterProfile, resolve
 from farm.profiles.selection import Selection, is_identifier
 
-MALFORMED = "envelope.malformed"
-MISMATCH = "envelope.version_profile_mismatch"
-BAD_SELECTED = "envelope.bad_selected_profile"
-FORGED = "envelope.forged_or_stale"
+MALFORMED = "profile.resolved_malformed"
+MISMATCH = "profile.resolved_mismatch"
+BAD_SELECTED = "profile.resolved_bad_selected"
+FORGED = "profile.resolved_forged"
 
 
-def check_envelope(
-    envelope: bytes,
+def check_resolved_profile(
+    recorded: bytes,
     cluster_profile: bytes,
     cluster_source: str,
     declaration: Declaration | None,
@@ -37,13 +37,14 @@ def check_envelope(
     effective: bytes | None = None,
     expected_digest: str | None = None,
 ) -> ResolvedClusterProfile:
-    """The recomputed resolution of ``envelope``'s selection, when ``envelope`` is exactly it.
+    """The recomputed resolution of ``recorded``'s selection, when ``recorded`` (a resolved
+    ClusterProfile document) is exactly it.
 
     ``effective`` (the ClusterProfile bytes a request would render) and ``expected_digest`` are
     checked against the recomputation too when given. Raises ``ProfileError`` (codes above).
     """
     where = f"resolved ClusterProfile of {cluster_source}"
-    body = _decode(envelope, where)
+    body = _decode(recorded, where)
     selected = body.get("selectedProfile")
     if (selected is None) != (declaration is None):
         state = "declares no profile" if declaration is None else f"declares profile {declaration.name!r}"
@@ -57,8 +58,8 @@ def check_envelope(
         ) from None
     if selected is not None:
         _compare_owned(selected["ownedPaths"], resolved, where)
-    if envelope != resolved.envelope:
-        raise ProfileError(FORGED, f"{where}: the envelope differs from a fresh resolution of the catalog")
+    if recorded != resolved.document:
+        raise ProfileError(FORGED, f"{where}: it differs from a fresh resolution of the catalog")
     if effective is not None and effective != resolved.effective:
         raise ProfileError(FORGED, f"{where}: the ClusterProfile to render differs from the resolved one")
     if expected_digest is not None and expected_digest != resolved.digest:
@@ -66,9 +67,9 @@ def check_envelope(
     return resolved
 
 
-def _decode(envelope: bytes, where: str) -> dict[str, Any]:
+def _decode(recorded: bytes, where: str) -> dict[str, Any]:
     try:
-        body = json.loads(envelope)
+        body = json.loads(recorded)
     except (ValueError, UnicodeDecodeError) as error:
         raise ProfileError(MALFORMED, f"{where}: not JSON ({error})") from None
     if not isinstance(body, dict):
@@ -124,7 +125,8 @@ def _compare_owned(recorded: dict[str, list[str]], resolved: ResolvedClusterProf
             )
 
 
-def selection_of(envelope: bytes) -> str:
-    """The ``name=value`` an envelope records ("" when unprofiled); use after ``check_envelope``."""
-    selected = _decode(envelope, "envelope").get("selectedProfile")
+def selection_of(recorded: bytes) -> str:
+    """The ``name=value`` a resolved ClusterProfile records ("" when unprofiled); use after
+    ``check_resolved_profile``."""
+    selected = _decode(recorded, "resolved ClusterProfile").get("selectedProfile")
     return f"{selected['name']}={selected['value']}" if isinstance(selected, dict) else ""

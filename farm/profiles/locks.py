@@ -63,10 +63,10 @@ def check_request_locks(request: RenderRequest, memo: DocumentMemo | None = None
     Raises ``ProfileError`` (``profile.lock_divergence``); an unprofiled request does nothing."""
     if request.resolved_profile is None:
         return
-    envelope = json.loads(request.resolved_profile)
-    owned = envelope["selectedProfile"]["ownedPaths"]
+    resolved = json.loads(request.resolved_profile)
+    owned = resolved["selectedProfile"]["ownedPaths"]
     capabilities = {
-        key: (entry or {}).get("rendering") or {} for key, entry in envelope["capabilities"].items()
+        key: (entry or {}).get("rendering") or {} for key, entry in resolved["capabilities"].items()
     }
     application = load_application_data(load_app_document(request, memo), source=request.app_source)
     for component in application.spec.components or []:

@@ -1,4 +1,5 @@
-"""Resolution of a ClusterProfile under a selection (reference 1.B): effective bytes + envelope."""
+"""Resolution of a ClusterProfile under a selection (reference 1.B): effective bytes + the resolved
+ClusterProfile document (its canonical JSON, whose digest is the qualification subject)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ PRESENT = "$present"
 @dataclass(frozen=True)
 class ResolvedClusterProfile:
     effective: bytes  # the ClusterProfile bytes the core renders
-    envelope: bytes  # canonical JSON of the ResolvedClusterProfile
-    digest: str  # sha256 hex of envelope: the qualification subject
+    document: bytes  # canonical JSON of the ResolvedClusterProfile
+    digest: str  # sha256 hex of document: the qualification subject
     selected: Selection | None
     owned: dict[str, tuple[str, ...]]  # capability key → owned paths ({} when unprofiled)
 
@@ -90,9 +91,9 @@ def resolve(
                 f"{cluster_source}: selection {selection} on ClusterProfile {cluster},"
                 " which declares no profile",
             )
-        envelope = _envelope(cluster, profile.spec.gitopsEngine, capabilities, None)
+        document = _document(cluster, profile.spec.gitopsEngine, capabilities, None)
         return ResolvedClusterProfile(
-            cluster_profile, envelope, hashlib.sha256(envelope).hexdigest(), None, {}
+            cluster_profile, document, hashlib.sha256(document).hexdigest(), None, {}
         )
     chosen = _select(declaration, selection, cluster)
     value = declaration.value(chosen.value)
@@ -113,17 +114,17 @@ def resolve(
     effective_raw["spec"] = {**(raw.get("spec") or {}), "capabilities": capabilities}
     owned = owned_paths(declaration)
     selected = {"name": chosen.name, "value": chosen.value, "ownedPaths": owned}
-    envelope = _envelope(cluster, profile.spec.gitopsEngine, capabilities, selected)
+    document = _document(cluster, profile.spec.gitopsEngine, capabilities, selected)
     return ResolvedClusterProfile(
         effective=yamlio.dump_document(effective_raw).encode("utf-8"),
-        envelope=envelope,
-        digest=hashlib.sha256(envelope).hexdigest(),
+        document=document,
+        digest=hashlib.sha256(document).hexdigest(),
         selected=chosen,
         owned={cap: tuple(paths) for cap, paths in owned.items()},
     )
 
 
-def _envelope(
+def _document(
     cluster: str, engine: str, capabilities: dict[str, Any], selected: dict[str, Any] | None
 ) -> bytes:
     body: dict[str, Any] = {

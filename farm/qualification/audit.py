@@ -7,7 +7,7 @@ from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
 from farm.profiles import ProfileError
-from farm.profiles.gate import check_envelope, selection_of
+from farm.profiles.gate import check_resolved_profile, selection_of
 from farm.store import qualification as records
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
@@ -54,7 +54,7 @@ def _gate(
     subject: QualificationSubject,
     target: str,
 ) -> list[Failure]:
-    """The envelope a profiled statement names, through the envelope gate: stored, and exactly what
+    """The resolved ClusterProfile a profiled statement names, through the profile gate: stored, and exactly what
     the snapshot of the statement's fleet run resolves the subject's selection to."""
     if not subject.selection:
         return []
@@ -63,9 +63,9 @@ def _gate(
         return [Failure("qualification.run_unknown", target, f"fleet run {evidence.run_id} is not recorded")]
     try:
         base, declaration = catalog_inputs(objects, run.snapshot_digest, subject.cluster_profile)
-        envelope = objects.get(evidence.subject_digest)
-        check_envelope(
-            envelope,
+        resolved = objects.get(evidence.subject_digest)
+        check_resolved_profile(
+            resolved,
             base,
             f"{subject.cluster_profile}.yaml",
             declaration,
@@ -74,9 +74,13 @@ def _gate(
     except ProfileError as error:
         return [Failure(error.code, target, error.message)]
     except (BlobMissingError, BlobCorruptError) as error:
-        return [Failure("qualification.envelope_unreadable", target, str(error))]
-    if selection_of(envelope) != subject.selection:
+        return [Failure("qualification.resolved_unreadable", target, str(error))]
+    if selection_of(resolved) != subject.selection:
         return [
-            Failure("envelope.forged_or_stale", target, "the envelope selects another value than the subject")
+            Failure(
+                "profile.resolved_forged",
+                target,
+                "the resolved ClusterProfile selects another value than the subject",
+            )
         ]
     return []

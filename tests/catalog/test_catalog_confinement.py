@@ -84,7 +84,7 @@ def test_the_size_limit_is_a_setting_farm_run_honours(catalog: Path, tmp_path: P
     env = {"FARM_HOME": str(tmp_path / "farm"), "FARM_CATALOG_MAX_FILE_BYTES": "4000"}
     result = CliRunner().invoke(cli, ["run", str(catalog), "--json", "--processes", "1"], env=env)
     summary = json.loads(result.stdout)
-    refused = summary["failures"]["unsafe_file"]
+    refused = summary["failures"]["catalog.unsafe_file"]
     assert {f["application"] for f in refused} == {"greeter"}
     assert all("over the 4000-byte limit for a catalog file" in f["message"] for f in refused)
     assert summary["counts"]["succeeded"] > 0 and result.exit_code == 1

@@ -42,7 +42,7 @@ def test_a_folder_without_app_yaml_is_refused_naming_the_file_and_what_it_holds(
     folder = catalog / "applications" / "search"
     (folder / "app.yaml").rename(folder / "app.yml")
     code, message = _problems(catalog)["applications/search/app.yaml"]
-    assert code == "missing_file"
+    assert code == "catalog.missing_file"
     assert message.startswith("applications/search/app.yaml: does not exist: every folder of")
     assert message.endswith("the folder holds app.yml")
 
@@ -55,7 +55,7 @@ def test_a_refused_applications_targets_fail_with_the_loaders_reason(
     (folder / "app.yaml").unlink()
     status, summary, stderr = farm_run(catalog, tmp_path / "farm")
     assert status == 1 and summary is not None
-    failures = summary["failures"]["missing_file"]
+    failures = summary["failures"]["catalog.missing_file"]
     assert {(f["application"], f["cluster"]) for f in failures} == {
         ("search", "prod-gateway"),
         ("search", "prod-nginx"),
@@ -63,7 +63,7 @@ def test_a_refused_applications_targets_fail_with_the_loaders_reason(
     assert all(f["message"].startswith("applications/search/app.yaml: does not exist") for f in failures)
     assert "unsupported apiVersion" not in json.dumps(summary)
     assert "warning: applications/search/app.yaml: does not exist" in stderr
-    assert list(summary["failures"]) == ["missing_file"] and summary["counts"]["succeeded"] > 20
+    assert list(summary["failures"]) == ["catalog.missing_file"] and summary["counts"]["succeeded"] > 20
 
 
 def test_a_symlinked_app_yaml_fails_its_targets_as_unsafe_not_as_an_empty_document(
@@ -75,7 +75,7 @@ def test_a_symlinked_app_yaml_fails_its_targets_as_unsafe_not_as_an_empty_docume
     app_yaml.symlink_to(tmp_path / "elsewhere.yaml")
     _, summary, _ = farm_run(catalog, tmp_path / "farm")
     assert summary is not None
-    failures = summary["failures"]["unsafe_file"]
+    failures = summary["failures"]["catalog.unsafe_file"]
     assert {f["application"] for f in failures} == {"search"} and len(failures) == 2
     assert all("is a symbolic link" in f["message"] for f in failures)
 
@@ -87,7 +87,7 @@ def test_a_values_file_for_a_cluster_that_does_not_exist_refuses_its_application
     values.mkdir()
     (values / "prod-ngnix.yaml").write_text("replicas: 3\n")
     code, message = _problems(catalog)["applications/greeter/values/prod-ngnix.yaml"]
-    assert code == "invalid_parameters"
+    assert code == "parameters.invalid"
     assert "no ClusterProfile 'prod-ngnix' in the catalog" in message
 
 
@@ -109,12 +109,12 @@ def test_an_application_folder_whose_name_is_not_utf8_fails_its_targets_alone_na
     assert status == 1 and summary is not None
     assert "warning: applications/caf\\xe9: the name is not UTF-8; rename it" in stderr
     failures = summary["failures"]
-    assert list(failures) == ["unsafe_file"]
-    assert {(f["application"], f["cluster"]) for f in failures["unsafe_file"]} == {
+    assert list(failures) == ["catalog.unsafe_file"]
+    assert {(f["application"], f["cluster"]) for f in failures["catalog.unsafe_file"]} == {
         ("caf\\xe9", "prod-gateway"),
         ("caf\\xe9", "prod-nginx"),
     }
-    assert {f["message"] for f in failures["unsafe_file"]} == {
+    assert {f["message"] for f in failures["catalog.unsafe_file"]} == {
         "applications/caf\\xe9: the name is not UTF-8; rename it (catalog names must be UTF-8)"
     }
     assert summary["counts"]["succeeded"] > 20
@@ -128,17 +128,17 @@ def test_a_cluster_file_whose_name_is_not_utf8_fails_the_targets_on_it_alone_nam
         os.fsencode(catalog / "clusters") + b"/staging-tr\xe6fik.yaml",
     )
     problems = _problems(catalog)
-    assert problems["clusters/staging-tr\\xe6fik.yaml"][0] == "unsafe_file"
+    assert problems["clusters/staging-tr\\xe6fik.yaml"][0] == "catalog.unsafe_file"
     status, summary, stderr = farm_run(catalog, tmp_path / "farm")
     assert status == 1 and summary is not None
     assert "warning: clusters/staging-tr\\xe6fik.yaml: the name is not UTF-8; rename it" in stderr
     failures = summary["failures"]
-    assert list(failures) == ["unsafe_file"]
-    assert {f["cluster"] for f in failures["unsafe_file"]} == {"staging-tr\\xe6fik"}
-    assert len(failures["unsafe_file"]) == 5  # the staging rule's applications
+    assert list(failures) == ["catalog.unsafe_file"]
+    assert {f["cluster"] for f in failures["catalog.unsafe_file"]} == {"staging-tr\\xe6fik"}
+    assert len(failures["catalog.unsafe_file"]) == 5  # the staging rule's applications
     assert all(
         f["message"].startswith("clusters/staging-tr\\xe6fik.yaml: the name is not UTF-8")
-        for f in failures["unsafe_file"]
+        for f in failures["catalog.unsafe_file"]
     )
     assert summary["counts"]["succeeded"] > 20
 
@@ -222,7 +222,7 @@ def test_a_non_finite_number_anywhere_in_a_cluster_profile_refuses_that_cluster_
     profile.write_text(profile.read_text() + f"    weird:\n      rendering:\n        {value}\n")
     snapshot = load_catalog(catalog)
     code, message = _problems(catalog)["clusters/staging-traefik.yaml"]
-    assert code == "invalid_document"
+    assert code == "document.invalid"
     assert message.startswith(f"clusters/staging-traefik.yaml: {path}: {shown} is not a finite number")
     assert {c.name for c in snapshot.clusters if c.problem is None} == {"prod-nginx", "prod-gateway"}
 
@@ -234,7 +234,7 @@ def test_farm_run_fails_the_targets_of_a_cluster_profile_holding_nan_and_renders
     profile.write_text(profile.read_text() + "    weird:\n      rendering:\n        x: .nan\n")
     status, summary, stderr = farm_run(catalog, tmp_path / "farm")
     assert status == 1 and summary is not None, stderr
-    failures = summary["failures"]["invalid_document"]
+    failures = summary["failures"]["document.invalid"]
     assert {f["cluster"] for f in failures} == {"prod-nginx"}
     assert all(
         "clusters/prod-nginx.yaml: spec.capabilities.weird.rendering.x: .nan" in f["message"]
@@ -341,7 +341,7 @@ def test_an_application_with_a_kurel_yaml_gets_the_name_checks_of_one_without(
     if folder != "greeter":
         source.rename(catalog / "applications" / folder)
     code, message = _problems(catalog)[f"applications/{folder}/app.yaml"]
-    assert code == "invalid_document" and says in message
+    assert code == "document.invalid" and says in message
 
 
 def test_two_target_rules_giving_one_target_different_namespaces_stop_the_load_naming_both(

@@ -78,7 +78,7 @@ def test_moderate_reuse_of_an_anchor_still_loads() -> None:
 def test_an_alias_bomb_in_a_passthrough_object_fails_the_render_naming_the_file() -> None:
     bomb = "\n".join("  " + line for line in alias_bomb().splitlines())
     error = render_error(passthrough("\n" + bomb))
-    assert error.code == "invalid_document"
+    assert error.code == "document.invalid"
     assert error.message == "app.yaml: yaml: document contains excessive aliasing"
 
 
@@ -112,7 +112,7 @@ def test_nesting_of_a_thousand_levels_is_refused_by_the_parser_with_an_error() -
 
 def test_deep_nesting_in_a_passthrough_object_fails_the_render_with_a_document_error() -> None:
     error = render_error(passthrough(nested(700)))
-    assert error.code == "invalid_document"
+    assert error.code == "document.invalid"
     assert error.message.startswith("app.yaml: yaml: line 15: nesting deeper than")
 
 
@@ -165,7 +165,7 @@ def test_nan_and_infinity_print_as_go_prints_them() -> None:
 
 def test_nan_in_a_passthrough_object_is_refused_at_marshalling_naming_the_path() -> None:
     error = render_error(passthrough("{a: [1, .nan]}"))
-    assert error.code == "invalid_property"
+    assert error.code == "property.invalid"
     assert error.message == 'ConfigMap "cm": extra.a[1]: json: unsupported value: NaN'
 
 

@@ -365,15 +365,15 @@ def test_a_broken_application_fails_only_its_own_targets_on_celery(
     summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
     assert summary["state"] == "completed_with_failures"
     assert summary["counts"]["succeeded"] == 8 and summary["counts"]["failed"] == 3
-    assert list(summary["failures"]) == ["invalid_property"]
-    failures = summary["failures"]["invalid_property"]
+    assert list(summary["failures"]) == ["property.invalid"]
+    failures = summary["failures"]["property.invalid"]
     assert {(f["application"], f["cluster"]) for f in failures} == {
         ("app-3", c) for c in ("cluster-a", "cluster-b", "cluster-c")
     }
     assert all('component "app-3"' in f["message"] for f in failures)
     targets = celery_farm.targets(summary["run_id"])
     assert {t.application for t in targets if t.state == "succeeded"} == {"app-0", "app-1", "app-2"}
-    assert all(t.error_code == "invalid_property" for t in targets if t.state == "failed")
+    assert all(t.error_code == "property.invalid" for t in targets if t.state == "failed")
 
 
 def test_a_celery_worker_with_helm_on_its_path_renders_a_helm_template_application(
@@ -404,7 +404,7 @@ def test_a_celery_worker_without_helm_fails_the_chart_targets_saying_a_helm_bina
     celery_farm.start_worker()
     summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)
     assert summary["counts"]["succeeded"] == 2 and summary["counts"]["failed"] == 2
-    failures = summary["failures"]["chart_render_needed"]
+    failures = summary["failures"]["chart.render_needed"]
     assert {f["application"] for f in failures} == {"charted"}
     assert all("needs a helm binary (helm template)" in f["message"] for f in failures)
     assert all("the fleet workers run the helm on their PATH" in f["message"] for f in failures)

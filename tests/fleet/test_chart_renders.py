@@ -71,8 +71,8 @@ def test_a_local_fleet_run_without_helm_fails_only_the_chart_targets_saying_a_he
     run_id, counts = _run(fleet_env, catalog, no_helm_environment(tmp_path))
     assert counts == {"succeeded": 2, "failed": 2}
     failures = run_summary(fleet_env.storage, run_id).failures
-    assert list(failures) == ["chart_render_needed"]
-    messages = {failure["message"] for failure in failures["chart_render_needed"]}
+    assert list(failures) == ["chart.render_needed"]
+    messages = {failure["message"] for failure in failures["chart.render_needed"]}
     assert messages == {
         'component "charted": helmtemplate: rendering chart web 1.2.0 needs a helm binary (helm template), '
         "and this build has none: farm build and the fleet workers run the helm on their PATH, so install "
@@ -99,7 +99,7 @@ def test_a_chart_render_failure_is_not_cached_against_the_inputs(fleet_env: Flee
     chart.write_text("apiVersion: v2\nname: web\nversion: 1.1.0\n")  # the repository lacks 1.2.0
     run_id, counts = _run(fleet_env, catalog, environment)
     assert counts == {"succeeded": 2, "failed": 2}
-    message = run_summary(fleet_env.storage, run_id).failures["transform_error"][0]["message"]
+    message = run_summary(fleet_env.storage, run_id).failures["transform.failed"][0]["message"]
     assert (
         'rendering chart: chart "web" version 1.2.0 not found in https://charts.example.com/stable' in message
     )

@@ -90,7 +90,7 @@ def test_a_broken_application_fails_only_its_own_targets(fleet_env: FleetEnv, ca
     assert counts == {"succeeded": 8, "failed": 3}
     summary = run_summary(fleet_env.storage, run_id)
     assert summary.state == "completed_with_failures"
-    assert list(summary.failures) == ["invalid_property"] or list(summary.failures) == ["transform_error"]
+    assert list(summary.failures) == ["property.invalid"] or list(summary.failures) == ["transform.failed"]
     messages = {f["message"] for failures in summary.failures.values() for f in failures}
     assert len(messages) == 1 and 'component "app-3"' in messages.pop()
     assert {a for a, _ in _rendered_targets(fleet_env, run_id)} == {"app-0", "app-1", "app-2"}

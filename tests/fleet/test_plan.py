@@ -300,7 +300,9 @@ def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exit
     (catalog.root / "applications" / "app-empty").mkdir()  # a folder without app.yaml
     plan = _plan(fleet_env, catalog)
     refused = {(r.application, r.cluster): r.code for r in plan.refused}
-    assert refused == {("app-empty", c): "missing_file" for c in ("cluster-a", "cluster-b", "cluster-c")}
+    assert refused == {
+        ("app-empty", c): "catalog.missing_file" for c in ("cluster-a", "cluster-b", "cluster-c")
+    }
     assert plan.render == [] and plan.total == 14
     assert all("applications/app-empty/app.yaml" in r.message for r in plan.refused)
     result = CliRunner().invoke(cli, ["plan", str(catalog.root)], env=fleet_env.environ())

@@ -164,6 +164,6 @@ def test_a_stored_request_whose_envelope_strips_the_locks_is_refused_by_the_work
         run_job(fleet_env.storage, fleet_env.signer, job_id, worker="w1", expected_batch_key=key)
     with session_scope(fleet_env.storage.sessions) as session:
         refused = next(t for t in targets_of_run(session, planned.run_id) if t.target_id == target_id)
-    assert (refused.state, refused.error_code) == ("failed", "envelope.forged_or_stale")
+    assert (refused.state, refused.error_code) == ("failed", "profile.resolved_forged")
     assert "ownedPaths of capability 'expose'" in refused.error_message
     assert refused.output_digest is None

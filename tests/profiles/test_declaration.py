@@ -130,7 +130,7 @@ def test_resolution_applies_the_fragment_and_records_the_selection() -> None:
     declaration = parse_declaration(GOOD.encode(), "p.yaml")
     resolved = resolve(CLUSTER, "c.yaml", declaration, parse_selection("ingress-mode=gateway"))
     assert b"controllerType: gateway" in resolved.effective
-    envelope = json.loads(resolved.envelope)
+    envelope = json.loads(resolved.document)
     assert envelope["selectedProfile"] == {
         "name": "ingress-mode",
         "value": "gateway",
@@ -144,7 +144,7 @@ def test_resolution_applies_the_fragment_and_records_the_selection() -> None:
 def test_an_unprofiled_cluster_profile_renders_its_own_bytes_and_has_a_digest() -> None:
     resolved = resolve(CLUSTER, "c.yaml", None, None)
     assert resolved.effective == CLUSTER
-    assert "selectedProfile" not in json.loads(resolved.envelope)
+    assert "selectedProfile" not in json.loads(resolved.document)
     assert len(resolved.digest) == 64 and resolved.selected is None
 
 

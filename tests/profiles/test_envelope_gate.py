@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from farm.profiles import ProfileError, parse_declaration, parse_selection, resolve
-from farm.profiles.gate import check_envelope
+from farm.profiles.gate import check_resolved_profile
 from farm.profiles.resolve import canonical
 
 CLUSTER = b"""apiVersion: launcher.gokure.dev/v1alpha1
@@ -45,7 +45,7 @@ GATEWAY = resolve(CLUSTER, SOURCE, DECLARATION, parse_selection("ingress-mode=ga
 
 
 def _forge(change) -> bytes:
-    body: dict[str, Any] = json.loads(GATEWAY.envelope)
+    body: dict[str, Any] = json.loads(GATEWAY.document)
     change(body)
     return canonical(body)
 
@@ -59,13 +59,13 @@ def _owned(paths: Any):
 
 def _refused(envelope: bytes, declaration=DECLARATION, **kwargs: Any) -> ProfileError:
     with pytest.raises(ProfileError) as caught:
-        check_envelope(envelope, CLUSTER, SOURCE, declaration, **kwargs)
+        check_resolved_profile(envelope, CLUSTER, SOURCE, declaration, **kwargs)
     return caught.value
 
 
 def test_an_envelope_equal_to_a_fresh_resolution_passes_and_gives_it() -> None:
-    resolved = check_envelope(
-        GATEWAY.envelope,
+    resolved = check_resolved_profile(
+        GATEWAY.document,
         CLUSTER,
         SOURCE,
         DECLARATION,
@@ -73,14 +73,14 @@ def test_an_envelope_equal_to_a_fresh_resolution_passes_and_gives_it() -> None:
         expected_digest=GATEWAY.digest,
     )
     assert resolved == GATEWAY
-    assert json.loads(GATEWAY.envelope)["selectedProfile"]["ownedPaths"] == {
+    assert json.loads(GATEWAY.document)["selectedProfile"]["ownedPaths"] == {
         "expose": ["$present", "controllerType", "ingressClassName"]
     }
 
 
 def test_owned_paths_stripped_of_every_lock_are_refused_as_forged() -> None:
     error = _refused(_forge(_owned({"expose": ["$present"]})))
-    assert error.code == "envelope.forged_or_stale"
+    assert error.code == "profile.resolved_forged"
     assert "'expose'" in error.message and "ingressClassName" in error.message
 
 
@@ -90,7 +90,7 @@ def test_owned_paths_naming_a_path_the_declaration_does_not_own_are_refused_as_f
         "expose": ["$present", "controllerType", "ingressClassName"],
     }
     error = _refused(_forge(_owned(extra)))
-    assert error.code == "envelope.forged_or_stale" and "'certificate'" in error.message
+    assert error.code == "profile.resolved_forged" and "'certificate'" in error.message
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_owned_paths_naming_a_path_the_declaration_does_not_own_are_refused_as_f
     ],
 )
 def test_badly_shaped_owned_paths_are_refused_before_any_recomputation(paths: Any) -> None:
-    assert _refused(_forge(_owned(paths))).code == "envelope.bad_selected_profile"
+    assert _refused(_forge(_owned(paths))).code == "profile.resolved_bad_selected"
 
 
 def test_a_selected_value_the_declaration_does_not_declare_is_refused_as_forged() -> None:
@@ -131,30 +131,30 @@ def test_a_selected_value_the_declaration_does_not_declare_is_refused_as_forged(
         body["selectedProfile"]["value"] = "mesh"
 
     error = _refused(_forge(undeclared))
-    assert error.code == "envelope.forged_or_stale" and "'mesh'" in error.message
+    assert error.code == "profile.resolved_forged" and "'mesh'" in error.message
 
 
 def test_a_forged_capability_value_with_honest_owned_paths_is_refused() -> None:
     def other_class(body: dict[str, Any]) -> None:
         body["capabilities"]["expose"]["rendering"]["ingressClassName"] = "traefik"
 
-    assert _refused(_forge(other_class)).code == "envelope.forged_or_stale"
+    assert _refused(_forge(other_class)).code == "profile.resolved_forged"
 
 
 def test_a_selected_profile_on_a_cluster_without_a_declaration_and_none_on_one_with_it_are_refused() -> None:
-    assert _refused(GATEWAY.envelope, declaration=None).code == "envelope.version_profile_mismatch"
+    assert _refused(GATEWAY.document, declaration=None).code == "profile.resolved_mismatch"
 
     def unprofiled(body: dict[str, Any]) -> None:
         del body["selectedProfile"]
 
-    assert _refused(_forge(unprofiled)).code == "envelope.version_profile_mismatch"
+    assert _refused(_forge(unprofiled)).code == "profile.resolved_mismatch"
 
 
 def test_an_envelope_of_another_digest_or_with_other_bytes_to_render_is_refused() -> None:
-    assert _refused(GATEWAY.envelope, expected_digest="0" * 64).code == "envelope.forged_or_stale"
-    assert _refused(GATEWAY.envelope, effective=CLUSTER).code == "envelope.forged_or_stale"
+    assert _refused(GATEWAY.document, expected_digest="0" * 64).code == "profile.resolved_forged"
+    assert _refused(GATEWAY.document, effective=CLUSTER).code == "profile.resolved_forged"
 
 
 def test_bytes_that_are_not_an_envelope_are_refused_as_malformed() -> None:
-    assert _refused(b"not json").code == "envelope.malformed"
-    assert _refused(b"[]").code == "envelope.malformed"
+    assert _refused(b"not json").code == "profile.resolved_malformed"
+    assert _refused(b"[]").code == "profile.resolved_malformed"

@@ -94,5 +94,5 @@ def test_a_trusted_statement_over_an_envelope_with_forged_owned_paths_fails_veri
         checked, failures = verify_qualifications(session, storage.objects, trusted)
     storage.close()
     assert checked == 2
-    assert [failure.code for failure in failures] == ["envelope.forged_or_stale"]
+    assert [failure.code for failure in failures] == ["profile.resolved_forged"]
     assert "ownedPaths of capability 'expose'" in failures[0].message
