@@ -59,7 +59,8 @@ def check_request_profile(
     if request.resolved_profile is None:
         if request.selection:
             raise ProfileError(
-                MISMATCH, f"request for {cluster} selects {request.selection} but carries no resolved ClusterProfile"
+                MISMATCH,
+                f"request for {cluster} selects {request.selection} but carries no resolved ClusterProfile",
             )
         return
     base, declaration = catalog_inputs(objects, snapshot_digest, cluster)
