@@ -6,6 +6,7 @@ the network: a render that still needed it would fail."""
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import io
 import tarfile
@@ -22,9 +23,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 def chart_archive(name: str, files: dict[str, str]) -> bytes:
-    """A chart as ``helm package`` lays it out: ``<name>/<file>`` in a gzipped tar."""
+    """A chart as ``helm package`` lays it out: ``<name>/<file>`` in a gzipped tar (no times, so
+    the same files publish the same bytes)."""
     raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w:gz") as archive:
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as packed,
+        tarfile.open(fileobj=packed, mode="w") as archive,
+    ):
         for path, text in sorted(files.items()):
             data = text.encode()
             info = tarfile.TarInfo(f"{name}/{path}")
