@@ -119,8 +119,9 @@ class ChartProblem(Exception):
 
 
 def _may_render_charts(app_yaml: bytes, package: bytes | None) -> bool:
-    """False only when no component can be a chart component (the common case, told cheaply)."""
-    return package is not None or b"helm" in app_yaml
+    """False only when no component can be a chart component (the common case, told cheaply): a
+    component's type is ``helm``/``helmtemplate`` as written, or comes from a parameter."""
+    return b"helm" in app_yaml or (package is not None and b"${" in app_yaml)
 
 
 def chart_references(
