@@ -1,24 +1,32 @@
-"""A test-only stand-in for ``helm template`` over a local chart folder (no helm binary can be
-installed on the test machines). The tests copy it onto PATH as ``helm``.
+"""A test-only stand-in for helm (no helm binary can be installed on the test machines). The
+tests copy it onto PATH as ``helm``. It understands three commands:
 
-It understands ``helm template RELEASE CHART_DIR --namespace NS --values FILE [--repo URL]
-[--version V]``, reads CHART_DIR/Chart.yaml and values.yaml (the given values merged over them)
-and renders CHART_DIR/templates/*.yaml in name order, as helm does, with a tiny subset of the
-template language: ``{{ .Release.Name }}``, ``{{ .Release.Namespace }}``, ``{{ .Chart.Name }}``,
-``{{ .Chart.Version }}``, ``{{ .Values.a.b }}`` (an absent value renders empty), ``| quote``,
-``{{ required "msg" .Values.x }}`` and ``{{ fail "msg" }}``. It never fetches: a chart that is not
-a local folder is an error, except that with HELM_STANDIN_REPOSITORY set to a folder, a chart
-asked for by name with ``--repo URL`` is read from that folder's ``<chart>/`` (the test's stand-in
-for the repository; ``--version`` must match its Chart.yaml). With HELM_STANDIN_LOG set it appends
-its argv there, one JSON line.
+- ``helm template RELEASE CHART --namespace NS --values FILE``, where CHART is a local chart
+  folder or a chart archive (``.tgz``, as ``helm pull`` leaves it): it reads Chart.yaml and
+  values.yaml (the given values merged over them) and renders templates/*.yaml in name order, as
+  helm does, with a tiny subset of the template language: ``{{ .Release.Name }}``,
+  ``{{ .Release.Namespace }}``, ``{{ .Chart.Name }}``, ``{{ .Chart.Version }}``,
+  ``{{ .Values.a.b }}`` (an absent value renders empty), ``| quote``, ``{{ required "msg" .Values.x }}``
+  and ``{{ fail "msg" }}``. It never fetches: any other chart, or ``--repo``, is an error.
+- ``helm pull CHART --repo URL --version V --destination DIR``: reads URL/index.yaml (Helm's
+  repository index), finds CHART at version V and downloads its archive into DIR, as helm does.
+- ``helm version --short``: ``$HELM_STANDIN_VERSION``, or ``v3.99.0+gstandin``.
+
+Flags are taken as ``--flag value`` or ``--flag=value``. With HELM_STANDIN_LOG set it appends its
+argv there, one JSON line.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import sys
+import tarfile
+import tempfile
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +86,14 @@ def _options(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     positional, options = [], {}
     index = 0
     while index < len(argv):
-        if argv[index].startswith("--"):
+        if argv[index].startswith("--") and "=" in argv[index]:
+            name, _, value = argv[index].partition("=")
+            options[name] = value
+            index += 1
+        elif argv[index] == "--short":
+            options["--short"] = ""
+            index += 1
+        elif argv[index].startswith("--"):
             options[argv[index]] = argv[index + 1]
             index += 2
         else:
@@ -87,24 +102,68 @@ def _options(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     return positional, options
 
 
+def _pull(positional: list[str], options: dict[str, str]) -> int:
+    """``helm pull CHART --repo URL --version V --destination DIR`` from an http(s) repository."""
+    if len(positional) != 2 or "--repo" not in options or "--destination" not in options:
+        sys.stderr.write(
+            "Error: the stand-in pulls only: helm pull CHART --repo URL --version V --destination DIR\n"
+        )
+        return 1
+    chart, repo = positional[1], options["--repo"]
+    if not repo.startswith(("http://", "https://")):
+        sys.stderr.write(f"Error: the stand-in pulls only from http(s) repositories, not {repo}\n")
+        return 1
+    base = repo.rstrip("/") + "/"
+    try:
+        with urllib.request.urlopen(base + "index.yaml", timeout=30) as response:
+            index = yaml.safe_load(response.read()) or {}
+        entries = (index.get("entries") or {}).get(chart) or []
+        wanted = options.get("--version")
+        entry = next((e for e in entries if wanted is None or str(e.get("version")) == wanted), None)
+        if entry is None:
+            sys.stderr.write(f'Error: chart "{chart}" version "{wanted}" not found in {repo} repository\n')
+            return 1
+        url = urllib.parse.urljoin(base, entry["urls"][0])
+        with urllib.request.urlopen(url, timeout=30) as response:
+            data = response.read()
+    except OSError as error:
+        sys.stderr.write(
+            f"Error: looks like {repo!r} is not a valid chart repository or cannot be reached: {error}\n"
+        )
+        return 1
+    Path(options["--destination"], f"{chart}-{entry['version']}.tgz").write_bytes(data)
+    return 0
+
+
+def _chart_folder(chart: str, scratch: str) -> Path:
+    """The chart folder of CHART: itself, or the one folder its .tgz archive holds."""
+    path = Path(chart)
+    if path.is_file() and path.name.endswith(".tgz"):
+        with tarfile.open(fileobj=io.BytesIO(path.read_bytes()), mode="r:gz") as archive:
+            archive.extractall(scratch, filter="data")
+        (top,) = Path(scratch).iterdir()
+        return top
+    return path
+
+
 def main(argv: list[str]) -> int:
     if os.environ.get("HELM_STANDIN_LOG"):
         with open(os.environ["HELM_STANDIN_LOG"], "a", encoding="utf-8") as log:
             log.write(json.dumps(argv) + "\n")
     positional, options = _options(argv)
-    if positional[:1] != ["template"] or len(positional) != 3:
-        sys.stderr.write("Error: the stand-in runs only: helm template RELEASE CHART_DIR [flags]\n")
+    if positional == ["version"]:
+        sys.stdout.write(os.environ.get("HELM_STANDIN_VERSION", "v3.99.0+gstandin") + "\n")
+        return 0
+    if positional[:1] == ["pull"]:
+        return _pull(positional, options)
+    if positional[:1] != ["template"] or len(positional) != 3 or "--repo" in options:
+        sys.stderr.write("Error: the stand-in runs only: helm template RELEASE CHART_DIR|CHART.tgz [flags]\n")
         return 1
-    release, chart_dir = positional[1], Path(positional[2])
-    repository = os.environ.get("HELM_STANDIN_REPOSITORY")
-    if repository and "--repo" in options:
-        chart_dir = Path(repository) / positional[2]
-        version = (yaml.safe_load((chart_dir / "Chart.yaml").read_text()) or {}).get("version")
-        if options.get("--version", version) != version:
-            sys.stderr.write(
-                f'Error: chart "{positional[2]}" version {options["--version"]} not found in {options["--repo"]}\n'
-            )
-            return 1
+    with tempfile.TemporaryDirectory() as scratch:
+        return _template(positional[1], _chart_folder(positional[2], scratch), options)
+
+
+def _template(release: str, chart_dir: Path, options: dict[str, str]) -> int:
     if not (chart_dir / "Chart.yaml").is_file():
         sys.stderr.write(
             f'Error: chart "{chart_dir}" is not a local chart folder (the stand-in never fetches)\n'

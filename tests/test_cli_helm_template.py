@@ -1,18 +1,23 @@
 """``farm build`` with helm ``delivery: template``: the shell answers the core's chart requests with
-the ``helm`` on PATH, rendering charts from the chart folder the test writes (nothing is fetched),
-and refuses, saying a helm binary is needed, when PATH has none.
+the ``helm`` on PATH, as a worker does: from a chart archive the request holds, packed from the
+chart folder the test writes (``--charts``), or pulled once from the chart's repository (served on
+loopback by the test) before the render; ``helm template`` never fetches. It refuses, saying a
+helm binary is needed, when PATH has none, and refuses a chart argument that is not a chart
+reference before helm sees it.
 
 No helm binary can be installed on the test machines (no registry this project reaches ships
 one), so these tests put tests/helm_standin.py on PATH as ``helm``: a stand-in that behaves like
-``helm template`` for a local chart folder."""
+``helm template`` for a chart folder or archive, ``helm pull`` and ``helm version``."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chart_repository import ChartRepository
 from typer.testing import CliRunner, Result
 
 from farm.cli import app as farm_cli
@@ -145,8 +150,14 @@ def helm_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def _build(tmp_path: Path, extra: str = "", *flags: str) -> Result:
-    (tmp_path / "app.yaml").write_text(APPLICATION.format(extra=extra))
+def _runs(log: Path, command: str = "template") -> list[list[str]]:
+    """The argv of each ``helm COMMAND`` the stand-in ran."""
+    runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [argv for argv in runs if argv[:1] == [command]]
+
+
+def _build(tmp_path: Path, extra: str = "", *flags: str, application: str = APPLICATION) -> Result:
+    (tmp_path / "app.yaml").write_text(application.format(extra=extra))
     (tmp_path / "cluster.yaml").write_text(PROFILE)
     args = ["build", str(tmp_path / "app.yaml"), "--profile", str(tmp_path / "cluster.yaml"), *flags]
     return CliRunner().invoke(farm_cli, args)
@@ -159,16 +170,10 @@ def test_farm_build_renders_a_chart_from_the_chart_folder_with_the_helm_on_path(
     result = _build(tmp_path, "", "--charts", str(tmp_path / "charts"))
     assert result.exit_code == 0, result.output
     assert result.stdout == EXPECTED
-    (argv,) = [json.loads(line) for line in helm_on_path.read_text().splitlines()]
-    assert argv[:6] == [
-        "template",
-        "web",
-        str(tmp_path / "charts" / "web"),
-        "--namespace",
-        "demo",
-        "--values",
-    ]
-    assert "--repo" not in argv
+    (argv,) = _runs(helm_on_path)
+    assert argv[:2] == ["template", "web"] and argv[2].endswith("/chart.tgz")  # the packed folder
+    assert argv[3:6] == ["--namespace", "demo", "--values"] and len(argv) == 7
+    assert _runs(helm_on_path, "pull") == []  # nothing fetched
 
 
 def test_farm_build_without_a_helm_binary_refuses_saying_one_is_needed(
@@ -199,7 +204,7 @@ def test_a_chart_missing_from_the_chart_folder_is_reported_as_the_components_ren
         f'Error: component "web": helmtemplate: rendering chart: chart web: no {chart_file} in the chart '
         f"folder {tmp_path / 'charts'}\n"
     )
-    assert not helm_on_path.exists()
+    assert _runs(helm_on_path) == []
 
 
 def test_a_chart_folder_of_another_version_is_refused(tmp_path: Path, helm_on_path: Path) -> None:
@@ -227,17 +232,42 @@ def test_a_template_error_with_secret_values_is_withheld_and_the_values_alone_er
         "because it can repeat a sensitive value. Without them it fails with: rendering chart: execution "
         "error at (web/templates/auth.yaml): auth.user is required\n"
     )
-    runs = [json.loads(line) for line in helm_on_path.read_text().splitlines()]
-    assert len(runs) == 2
+    assert len(_runs(helm_on_path)) == 2
 
 
-def test_without_a_chart_folder_helm_is_asked_for_the_chart_in_its_repository(
-    tmp_path: Path, helm_on_path: Path
+@pytest.fixture
+def repository(tmp_path: Path) -> Iterator[ChartRepository]:
+    served = ChartRepository(tmp_path / "repository")
+    yield served
+    served.stop()
+
+
+def test_without_a_chart_folder_the_pinned_chart_is_pulled_from_its_repository_and_rendered_from_the_archive(
+    tmp_path: Path, helm_on_path: Path, repository: ChartRepository
 ) -> None:
-    result = _build(tmp_path)
-    assert result.exit_code == 1  # the stand-in never fetches
-    (argv,) = [json.loads(line) for line in helm_on_path.read_text().splitlines()]
-    assert argv[:3] == ["template", "web", "web"]
-    assert argv[argv.index("--repo") + 1] == "https://charts.example.com"
-    assert argv[argv.index("--version") + 1] == "1.2.0"
-    assert "is not a local chart folder (the stand-in never fetches)" in result.stderr
+    repository.publish("web", "1.2.0", CHART)
+    application = APPLICATION.replace("https://charts.example.com", repository.url)
+    result = _build(tmp_path, application=application)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == EXPECTED
+    (pull,) = _runs(helm_on_path, "pull")
+    assert pull[:6] == ["pull", "web", "--repo", repository.url, "--version", "1.2.0"]
+    (argv,) = _runs(helm_on_path)
+    assert "--repo" not in argv and "--version" not in argv and argv[2].endswith("/chart.tgz")
+
+
+@pytest.mark.parametrize(
+    "chart",
+    ["../outside", "--post-renderer=/bin/sh", "file:///etc", "web/../../outside", "we b"],
+)
+def test_a_chart_argument_that_is_not_a_chart_reference_is_refused_before_helm_sees_it(
+    tmp_path: Path, helm_on_path: Path, chart: str
+) -> None:
+    _write(tmp_path / "outside", CHART)  # a chart beside the chart folder, which ../ would reach
+    (tmp_path / "charts").mkdir()
+    application = APPLICATION.replace("chart: web", f"chart: {json.dumps(chart)}")
+    result = _build(tmp_path, "", "--charts", str(tmp_path / "charts"), application=application)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "not a chart reference" in result.stderr and 'component "web"' in result.stderr
+    assert _runs(helm_on_path) == [] and _runs(helm_on_path, "pull") == []

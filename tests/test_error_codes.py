@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "errors.md"
 CODE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-FILE_SUFFIXES = {"html", "json", "yaml", "log", "sock", "key", "pub", "py", "txt"}
+FILE_SUFFIXES = {"html", "json", "yaml", "log", "sock", "key", "pub", "py", "txt", "tgz"}
 ERROR_CALLS = {
     "Failure": 0,
     "EvidenceError": 0,
@@ -35,7 +35,9 @@ def codes_in(path: Path, areas: set[str]) -> dict[str, int]:
     farm's error values, and any literal ``area.reason`` of a documented area."""
     found: dict[str, int] = {}
     tree = ast.parse(path.read_text(), str(path))
-    in_fstrings = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    in_fstrings = {
+        id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values
+    }
     for node in ast.walk(tree):
         candidates: list[str | None] = []
         if isinstance(node, ast.Assign) and any(

@@ -14,11 +14,10 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from farm.build.bounded import BoundExceeded, RenderBounds, run_bounded
-from farm.build.charts import render_with_charts
+from farm.build.charts import HelmVersionMismatch, render_with_charts
 from farm.core.charts import ChartRender, ChartRenderNeeded
 from farm.core.errors import CoreError
 from farm.core.render import render
@@ -54,10 +53,9 @@ _PARSED = DocumentMemo()
 
 @dataclass(frozen=True)
 class RenderJob:
-    """One render to do: the request, and the chart folder ``farm build --charts`` names."""
+    """One render to do: the request (its charts, if any, are archives it holds)."""
 
     request: RenderRequest
-    chart_dir: Path | None = None
 
 
 def render_one(job: RenderJob) -> RenderOutcome:
@@ -67,12 +65,14 @@ def render_one(job: RenderJob) -> RenderOutcome:
     request = job.request
     try:
         check_request_locks(request, _PARSED)  # before anything is rendered or written
-        rendered = render_with_charts(render, request, chart_dir=job.chart_dir, answers=charts, memo=_PARSED)
+        rendered = render_with_charts(render, request, answers=charts, memo=_PARSED)
     except MemoryError:
         raise  # the child reports it as render.memory
     except ProfileError as error:
         return RenderOutcome(code=error.code, message=error.message, cacheable=True)
     except ChartRenderNeeded as error:  # depends on the worker (no helm), not on the inputs
+        return RenderOutcome(code=error.code, message=error.message)
+    except HelmVersionMismatch as error:  # likewise: another worker, with the request's helm, renders it
         return RenderOutcome(code=error.code, message=error.message)
     except CoreError as error:
         # a chart render can fail for a reason outside the inputs (helm could not run), so a

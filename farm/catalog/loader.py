@@ -16,6 +16,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from farm.allocation import gc_paused
+from farm.catalog.charts import (
+    ChartProblem,
+    ChartSource,
+    HelmRepositories,
+    application_charts,
+    chart_references,
+)
 from farm.catalog.fleet import Fleet, TargetRule, parse_fleet
 from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot, ClusterEntry, Problem, Target
 from farm.core import yamlio
@@ -349,10 +356,48 @@ def _matches_any(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
+def _with_charts(
+    applications: list[ApplicationEntry], apps_dir: Path, root: Path, limit: int, source: ChartSource
+) -> tuple[list[ApplicationEntry], str]:
+    """Each application with the archives of the charts it renders (``farm.catalog.charts``), or
+    refused naming its app.yaml and the component; and the helm version that renders them ("" when
+    no application has a chart)."""
+    result, helm = [], ""
+    for app in applications:
+        if app.problem is None:
+            folder = apps_dir / app.name
+            app_file = _relative(folder / "app.yaml", root)
+            layerings = [
+                app.values_layers(""),
+                *(app.values_layers(cluster) for cluster, _ in app.cluster_values),
+            ]
+            try:
+                refs = chart_references(app.name, app.app_yaml, app.package_yaml, layerings, app_file)
+                archives = application_charts(
+                    app.name,
+                    folder,
+                    refs,
+                    source,
+                    lambda path: read_catalog_file(path, root, limit),
+                    app_file,
+                )
+            except ChartProblem as problem:
+                app = replace(app, problem=Problem(app_file, problem.code, bound_message(problem.message)))
+            else:
+                if archives:
+                    app = replace(app, charts=archives)
+                    helm = source.helm_version() or ""
+        result.append(app)
+    return result, helm
+
+
 @gc_paused()
-def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
+def load_catalog(
+    path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES, charts: ChartSource | None = None
+) -> CatalogSnapshot:
     """Read the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml itself); a
-    file over ``max_file_bytes`` (``FARM_CATALOG_MAX_FILE_BYTES``) is refused."""
+    file over ``max_file_bytes`` (``FARM_CATALOG_MAX_FILE_BYTES``) is refused. Repository charts
+    come from ``charts`` (default: fetched with the helm on PATH, each once)."""
     root = Path(path)
     fleet_file = root if root.is_file() else root / "fleet.yaml"
     root = fleet_file.parent
@@ -365,7 +410,7 @@ def load_catalog(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> C
     fleet, problems = parse_fleet(fleet_yaml, "fleet.yaml")
     if fleet is None:
         raise CatalogError(problems)
-    return _load_contents(root, fleet, fleet_yaml, max_file_bytes)
+    return _load_contents(root, fleet, fleet_yaml, max_file_bytes, charts or HelmRepositories())
 
 
 def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, str | None]:
@@ -395,7 +440,9 @@ def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, s
     return path, None
 
 
-def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> CatalogSnapshot:
+def _load_contents(
+    root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int, chart_source: ChartSource
+) -> CatalogSnapshot:
     named = [("applications", fleet.spec.applications), ("clusters", fleet.spec.clusters)]
     if fleet.spec.profiles:
         named.append(("profiles", fleet.spec.profiles))
@@ -451,6 +498,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
             raise CatalogError([str(error)]) from None
     declarations = _load_declarations(profile_documents, seen)
     applications = _values_for_unknown_clusters(applications, set(seen), fleet.spec.applications)
+    applications, helm_version = _with_charts(applications, apps_dir, root, limit, chart_source)
     targets, warnings = _expand_targets(
         list(fleet.spec.targets), [a.name for a in applications], [c.name for c in clusters]
     )
@@ -466,6 +514,7 @@ def _load_contents(root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int) -> C
         problems=problems,
         profile_documents=profile_documents,
         warnings=tuple(notes + warnings),
+        helm_version=helm_version,
     )
 
 

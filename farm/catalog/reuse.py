@@ -11,6 +11,8 @@ Two cases are never reused, since a walk cannot vouch for them: a catalog holdin
 anywhere (the loader refuses linked files, but a linked folder would be read through), and a
 catalog with an entry changed less than ``RACY_SECONDS`` before it was loaded (a second edit in
 the same timestamp tick could keep every field of the state: git calls that a racy entry).
+Nor is a catalog with a chart fetched from a repository: the repository can re-publish it under the
+same version while the folder stays as it was, so each load fetches it again (``farm.catalog.charts``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ class CatalogReuse:
         self._last = None
         loading = time.time_ns()
         snapshot = load_catalog(path, max_file_bytes=max_file_bytes)
-        if state is not None and tree_state(root) == state and not _racy(state, loading):
+        fetched = any(not chart.vendored for app in snapshot.applications for chart in app.charts)
+        if state is not None and tree_state(root) == state and not _racy(state, loading) and not fetched:
             self._last = _Loaded(key, state, snapshot)
         return snapshot
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
 
-from farm.core.request import RenderRequest, ValuesLayer, pack_requests
+from farm.core.request import ChartArchive, RenderRequest, ValuesLayer, pack_requests
 from farm.identity.canonical import canonical_json
 from farm.profiles import (
     Declaration,
@@ -39,6 +39,8 @@ class ApplicationEntry:
     values_yaml: bytes | None
     cluster_values: tuple[tuple[str, bytes], ...] = ()
     problem: Problem | None = None
+    # the charts its chart components render (vendored or fetched at load; farm.catalog.charts)
+    charts: tuple[ChartArchive, ...] = ()
 
     def values_layers(self, cluster: str) -> tuple[ValuesLayer, ...]:
         """The values files of one cluster, in the order the core layers them: the shared
@@ -67,17 +69,20 @@ class ApplicationEntry:
         return digest_bytes(canonical_json(self.content()))
 
     def content(self) -> dict:
-        return {
+        content = {
             "app": self.document_digests["app"],
             "package": self.document_digests.get("package"),
             "values": digest_bytes(self.values_yaml) if self.values_yaml is not None else None,
             "clusterValues": {name: digest_bytes(data) for name, data in self.cluster_values},
         }
+        if self.charts:  # absent without charts: those applications keep their digests
+            content["charts"] = [archive.entry() for archive in self.charts]
+        return content
 
     def documents(self) -> list[bytes]:
         blobs = [self.app_yaml, *(data for _, data in self.cluster_values)]
         blobs += [data for data in (self.package_yaml, self.values_yaml) if data is not None]
-        return blobs
+        return blobs + [archive.data for archive in self.charts]
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,7 @@ class CatalogSnapshot:
     problems: tuple[Problem, ...] = ()
     profile_documents: tuple[tuple[str, bytes], ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = ()  # e.g. a target rule that matches nothing (not in the digest)
+    helm_version: str = ""  # ``helm version --short`` of the load, when an application has charts
 
     @cached_property
     def _applications(self) -> dict[str, ApplicationEntry]:
@@ -211,6 +217,8 @@ class CatalogSnapshot:
             app_source=f"{app.name}/app.yaml",
             cluster_profile_source=f"{cluster.name}.yaml",
             package_source=f"{app.name}/kurel.yaml",
+            charts=app.charts,
+            helm_version=self.helm_version if app.charts else "",
         )
 
     @cached_property
@@ -269,6 +277,8 @@ class CatalogSnapshot:
         }
         if self.resolved_documents:  # absent when nothing is profiled: those digests never change
             content["resolved"] = sorted(digest_bytes(blob) for blob in self.resolved_documents)
+        if self.helm_version:  # absent when no application renders a chart, likewise
+            content["helmVersion"] = self.helm_version
         return content
 
     @cached_property

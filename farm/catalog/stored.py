@@ -6,6 +6,9 @@ kurel.yaml, values.yaml and values/<cluster>.yaml, each ClusterProfile and each 
 fleet.yaml says and loads it with the same loader as a live folder, so every check and every
 request is the same; then it refuses the result unless its digest is the stored snapshot's. A
 worker that qualifies a subject renders what the run recorded, never what a folder holds today.
+Charts too: a vendored chart is unpacked back into its application folder (packing is
+deterministic, so it packs to the same archive), and a chart fetched at planning is read from its
+stored blob (``StoredCharts``), never from its repository.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from farm.build.charts import ChartFetchError, unpack_chart
+from farm.catalog.charts import StoredCharts
 from farm.catalog.fleet import parse_fleet
 from farm.catalog.loader import MAX_FILE_BYTES, CatalogError, load_catalog
 from farm.catalog.snapshot import CatalogSnapshot
@@ -35,12 +40,22 @@ def load_stored_catalog(
     with tempfile.TemporaryDirectory(prefix="farm-snapshot-") as scratch:
         root = Path(scratch)
         _write_catalog(root, manifest, fetch)
-        snapshot = load_catalog(root, max_file_bytes=max_file_bytes)
+        snapshot = load_catalog(root, max_file_bytes=max_file_bytes, charts=_stored_charts(manifest, fetch))
     if snapshot.digest != snapshot_digest:
         raise StoredCatalogError(
             [f"catalog snapshot {snapshot_digest}: read back from storage it is {snapshot.digest}"]
         )
     return snapshot
+
+
+def _stored_charts(manifest: dict, fetch: Fetch) -> StoredCharts:
+    digests = {
+        (chart["repository"], chart["chart"], chart["version"]): chart["digest"]
+        for entry in manifest["applications"].values()
+        for chart in entry.get("charts", ())
+        if not chart["vendored"]
+    }
+    return StoredCharts(fetch, manifest.get("helmVersion", ""), digests)
 
 
 def _write_catalog(root: Path, manifest: dict, fetch: Fetch) -> None:
@@ -60,6 +75,14 @@ def _write_catalog(root: Path, manifest: dict, fetch: Fetch) -> None:
                 _write(root, f"{folder}/{file}", fetch(entry[field]))
         for cluster, digest in entry.get("clusterValues", {}).items():
             _write(root, f"{folder}/values/{cluster}.yaml", fetch(digest))
+        for chart in entry.get("charts", ()):
+            if chart["vendored"]:
+                try:
+                    files = unpack_chart(fetch(chart["digest"]))
+                except (ChartFetchError, OSError, ValueError) as error:
+                    raise StoredCatalogError([f"stored chart {chart['vendored']}: {error}"]) from None
+                for relative, data in files:
+                    _write(root, f"{applications}/{chart['vendored']}/{relative}", data)
     for name, digest in manifest["clusters"].items():
         _write(root, f"{clusters}/{name}.yaml", fetch(digest))
     if fleet.spec.profiles:

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from farm.build.bounded import BoundExceeded, stop_render_children
+from farm.build.charts import with_build_charts
 from farm.build.step import RenderJob, RenderOutcome, render_bounds, render_requests
 from farm.core.errors import CoreError
 from farm.core.render import RenderRequest, ValuesLayer
@@ -65,13 +66,14 @@ def build_command(
             selection=select or "",
             resolved_profile=resolved,
         )
+        request = with_build_charts(request, charts)
     except CoreError as exc:
         sys.stderr.write(f"Error: {exc.message}\n")
         raise typer.Exit(1) from None
     except ValueError as exc:  # a ProfileError: declaration or selection
         sys.stderr.write(f"Error: {exc}\n")
         raise typer.Exit(1) from None
-    rendered = _render(RenderJob(request, chart_dir=charts))
+    rendered = _render(RenderJob(request))
     for warning in rendered.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     if not rendered.manifests:

@@ -36,6 +36,10 @@ _DESCRIPTOR_KEYS = {
 _SOURCE_KEYS = {"app", "package", "clusterProfile"}
 # present only on a profiled request, so an unprofiled request keeps the digest it always had
 _PROFILED_KEY = "resolvedProfile"
+# present only on a request whose application renders charts (together), likewise
+_CHARTS_KEY = "charts"
+_HELM_KEY = "helmVersion"
+_CHART_KEYS = {"repository", "chart", "version", "digest", "vendored"}
 
 
 class RequestError(ValueError):
@@ -80,6 +84,37 @@ class ValuesLayer:
     data: bytes
 
 
+@dataclass(frozen=True, order=True)
+class ChartArchive:
+    """One chart a render reads: the reference its component names (repository, chart, version,
+    as ``farm.core.chartrefs`` finds them) and the chart itself, a ``.tgz`` archive. ``vendored``
+    names the catalog folder it was packed from (``<app>/charts/<chart>``); "" when it was fetched
+    from its repository at planning."""
+
+    repository: str
+    chart: str
+    version: str
+    data: bytes = field(repr=False)
+    vendored: str = ""
+
+    def matches(self, repository: str, chart: str, version: str) -> bool:
+        return (self.repository, self.chart, self.version) == (repository, chart, version)
+
+    @_computed_once
+    def digest(self) -> str:
+        """The archive's sha256, computed once however many requests name it."""
+        return _digest(self.data)
+
+    def entry(self) -> dict[str, str]:
+        return {
+            "repository": self.repository,
+            "chart": self.chart,
+            "version": self.version,
+            "digest": self.digest,
+            "vendored": self.vendored,
+        }
+
+
 @dataclass(frozen=True)
 class RenderRequest:
     """Every input of one render. Bytes are the documents exactly as the catalog holds them."""
@@ -96,6 +131,10 @@ class RenderRequest:
     package_source: str = "kurel.yaml"
     # the resolved ClusterProfile document of a profiled target (the lock check reads its ownedPaths)
     resolved_profile: bytes | None = None
+    # the charts its chart components render (sorted), and the helm version that renders them
+    # (``helm version --short`` of the planning process); both empty for a request without charts
+    charts: tuple[ChartArchive, ...] = ()
+    helm_version: str = ""
     # document digests a catalog computed once for many requests; never copied by replace()
     _digests: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -104,6 +143,9 @@ class RenderRequest:
         descriptor = self._base_descriptor()
         if self.resolved_profile is not None:
             descriptor[_PROFILED_KEY] = _digest(self.resolved_profile)
+        if self.charts or self.helm_version:
+            descriptor[_CHARTS_KEY] = [archive.entry() for archive in self.charts]
+            descriptor[_HELM_KEY] = self.helm_version
         return descriptor
 
     def _base_digests(self) -> dict[str, str | None]:
@@ -140,7 +182,11 @@ class RenderRequest:
         """The descriptor as canonical JSON (sorted keys, compact, UTF-8): the bytes
         ``json.dumps(self.descriptor(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
         gives, written field by field in key order because a snapshot writes one per target
-        (a test holds the two equal)."""
+        (a test holds the two equal). A request with charts (rare) is written by ``json.dumps``."""
+        if self.charts or self.helm_version:
+            return json.dumps(
+                self.descriptor(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
         digests = self._base_digests()
         package = _json_text(digests["package"])
         head = (
@@ -172,6 +218,7 @@ class RenderRequest:
             blobs.append(self.package)
         if self.resolved_profile is not None:
             blobs.append(self.resolved_profile)
+        blobs += [archive.data for archive in self.charts]
         return blobs
 
     @staticmethod
@@ -194,9 +241,11 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         raw = json.loads(descriptor)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(f"render request: not JSON ({exc})") from None
-    if not isinstance(raw, dict) or set(raw) - {_PROFILED_KEY} != _DESCRIPTOR_KEYS:
+    if not isinstance(raw, dict) or set(raw) - {_PROFILED_KEY, _CHARTS_KEY, _HELM_KEY} != _DESCRIPTOR_KEYS:
         got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
         raise RequestError(f"render request: expected the fields {sorted(_DESCRIPTOR_KEYS)}, got {got}")
+    if (_CHARTS_KEY in raw) != (_HELM_KEY in raw):
+        raise RequestError(f"render request: {_CHARTS_KEY} and {_HELM_KEY} come together")
     if raw["requestVersion"] != REQUEST_VERSION:
         raise RequestError(
             f"render request: requestVersion {raw['requestVersion']!r} is not {REQUEST_VERSION}"
@@ -230,10 +279,28 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         cluster_profile_source=str(sources["clusterProfile"]),
         package_source=str(sources["package"]),
         resolved_profile=document(_PROFILED_KEY, raw[_PROFILED_KEY]) if _PROFILED_KEY in raw else None,
+        charts=_decode_charts(raw.get(_CHARTS_KEY, []), document),
+        helm_version=str(raw.get(_HELM_KEY, "")),
     )
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
     return request
+
+
+def _decode_charts(entries: Any, document: Callable[[str, Any], bytes]) -> tuple[ChartArchive, ...]:
+    if not isinstance(entries, list):
+        raise RequestError(f"render request: {_CHARTS_KEY} must be a list")
+    archives = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) != _CHART_KEYS:
+            raise RequestError(f"render request: charts[{index}] must hold {sorted(_CHART_KEYS)}")
+        if not all(isinstance(value, str) for value in entry.values()):
+            raise RequestError(f"render request: charts[{index}]: every field is a string")
+        data = document(f"charts[{index}]", entry["digest"])
+        archives.append(
+            ChartArchive(entry["repository"], entry["chart"], entry["version"], data, entry["vendored"])
+        )
+    return tuple(archives)
 
 
 # A request pack: many descriptors in one blob, so a snapshot stores one blob per application

@@ -29,13 +29,14 @@ from farm.store.snapshots import RequestReader, persist_snapshot
 APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
 VALUES = "values changed"
+CHART = "chart changed"  # a chart archive's digest or the helm version that renders it
 SELECTION = "profile selection or declaration changed"
 NAMESPACE = "namespace/flags changed"
 CORE = "core version changed"
 ADDED = "target added"
 REMOVED = "target removed"
 NOT_CACHED = "not in the cache"  # same request, same core: the output was collected or never made
-CAUSES = (APPLICATION, CLUSTER_PROFILE, VALUES, SELECTION, NAMESPACE, CORE, ADDED, NOT_CACHED, REMOVED)
+CAUSES = (APPLICATION, CLUSTER_PROFILE, VALUES, CHART, SELECTION, NAMESPACE, CORE, ADDED, NOT_CACHED, REMOVED)
 
 TargetKey = tuple[str, str]  # (application, cluster)
 
@@ -130,6 +131,25 @@ def _values_files(old: list[dict[str, str]], new: list[dict[str, str]]) -> tuple
     return tuple(sorted(source.partition("/")[2] or source for source in changed))
 
 
+def _changed_charts(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, ...]:
+    """The charts (``NAME VERSION``) whose archive differs between two descriptors, and
+    ``helm VERSION`` when the helm that renders them does."""
+
+    def archives(descriptor: dict[str, Any]) -> dict[str, str]:
+        return {
+            f"{chart['chart'] or chart['repository'].rstrip('/').rsplit('/', 1)[-1]} {chart['version']}": chart[
+                "digest"
+            ]
+            for chart in descriptor.get("charts") or []
+        }
+
+    before, after = archives(old), archives(new)
+    changed = sorted(name for name in {**before, **after} if before.get(name) != after.get(name))
+    if (old.get("helmVersion") or "") != (new.get("helmVersion") or "") and (before or after):
+        changed.append(f"helm {new.get('helmVersion') or 'none'}")
+    return tuple(changed)
+
+
 def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     """What differs between two request descriptors of one target, field by field."""
     causes = []
@@ -149,6 +169,9 @@ def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
         causes.append(Cause(CLUSTER_PROFILE))
     if old.get("values") != new.get("values"):
         causes.append(Cause(VALUES, _values_files(old.get("values") or [], new.get("values") or [])))
+    charts = _changed_charts(old, new)
+    if charts:
+        causes.append(Cause(CHART, charts))
     if profile_changed:
         causes.append(Cause(SELECTION))
     if old.get("namespace") != new.get("namespace") or old.get("sets") != new.get("sets"):

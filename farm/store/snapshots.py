@@ -108,6 +108,7 @@ def manifest_references(manifest: bytes) -> set[str]:
     for app in content["applications"].values():
         digests.update(d for d in (app["app"], app["package"], app["values"]) if d is not None)
         digests.update(app["clusterValues"].values())
+        digests.update(chart["digest"] for chart in app.get("charts", ()))  # chart archives
     if "requestPacks" in content:
         digests.update(content["requestPacks"].values())
     else:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from chart_repository import ChartRepository
 from fleet.conftest import Catalog, FleetEnv, helm_environment, make_catalog, write_helm_app
 from sqlalchemy import select
 from typer.testing import CliRunner
@@ -189,13 +190,14 @@ def test_a_target_whose_stored_request_was_swapped_is_refused_not_rendered(
 
 
 def test_an_audit_renders_a_helm_template_target_with_the_helm_on_path_and_finds_it_matching(
-    fleet_env: FleetEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fleet_env: FleetEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chart_repository: ChartRepository
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a",))
-    write_helm_app(catalog, "charted")
+    write_helm_app(catalog, "charted", chart_repository.url)
     for name, value in helm_environment(tmp_path).items():
         monkeypatch.setenv(name, value)
     run_id = _run(fleet_env, catalog)
+    chart_repository.stop()  # the audit re-renders from the stored chart archive, not the network
     code, out, _ = _cli(fleet_env, "audit", "--all")
     assert code == 0, out
     assert f"of run {run_id}: 2 match, 0 drift, 0 nondeterministic, 0 refused" in out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.build.charts import render_with_charts
+from farm.build.charts import render_with_charts, with_build_charts
 from farm.core import yamlio
 from farm.core.errors import CoreError, PolicyRefusal
 from farm.core.policy import DEFAULT_POLICY, Policy
@@ -66,7 +66,8 @@ def _render(case: Path) -> bytes:
     request = case_request(case)
     charts = case / "charts"
     if charts.is_dir():
-        return render_with_charts(render, request, chart_dir=charts, policy=_policy(case)).manifests
+        request = with_build_charts(request, charts)  # the chart folder packed into the request
+        return render_with_charts(render, request, policy=_policy(case)).manifests
     return render(request, policy=_policy(case)).manifests
 
 

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from farm.core.errors import ParameterError
 from farm.core.params import merge_values
 from farm.core.render import RenderRequest, ValuesLayer, render
-from farm.core.request import RequestError, decode_request, pack_requests, packed_digests, unpack_request
+from farm.core.request import (
+    ChartArchive,
+    RequestError,
+    decode_request,
+    pack_requests,
+    packed_digests,
+    unpack_request,
+)
 from farm.identity.canonical import canonical_json
 
 APP = b"""apiVersion: launcher.gokure.dev/v1alpha1
@@ -173,3 +180,45 @@ def test_the_descriptor_bytes_are_the_canonical_json_of_the_descriptor(
 
 def _documents_of(request: RenderRequest) -> dict[str, bytes]:
     return {hashlib.sha256(blob).hexdigest(): blob for blob in request.documents()}
+
+
+CHART = ChartArchive("https://charts.example.com", "web", "1.2.0", b"a chart archive")
+
+
+def test_a_request_with_charts_names_each_archive_by_digest_and_the_helm_version() -> None:
+    request = _request(charts=(CHART,), helm_version="v3.14.2+gabc")
+    descriptor = request.descriptor()
+    assert descriptor["charts"] == [
+        {
+            "repository": "https://charts.example.com",
+            "chart": "web",
+            "version": "1.2.0",
+            "digest": hashlib.sha256(b"a chart archive").hexdigest(),
+            "vendored": "",
+        }
+    ]
+    assert descriptor["helmVersion"] == "v3.14.2+gabc"
+    assert request.descriptor_bytes == canonical_json(descriptor)
+    decoded = decode_request(request.descriptor_bytes, _store(request).__getitem__)
+    assert decoded == request and decoded.digest == request.digest
+
+
+def test_other_chart_bytes_or_another_helm_give_another_request_digest() -> None:
+    request = _request(charts=(CHART,), helm_version="v3.14.2+gabc")
+    republished = dataclasses.replace(CHART, data=b"other bytes, same version")
+    assert _request(charts=(republished,), helm_version="v3.14.2+gabc").digest != request.digest
+    assert _request(charts=(CHART,), helm_version="v3.15.0+gdef").digest != request.digest
+
+
+def test_a_request_without_charts_has_no_chart_fields_and_keeps_its_digest() -> None:
+    descriptor = _request().descriptor()
+    assert "charts" not in descriptor and "helmVersion" not in descriptor
+    assert _request().digest == hashlib.sha256(canonical_json(descriptor)).hexdigest()
+
+
+def test_a_descriptor_with_charts_but_no_helm_version_is_refused() -> None:
+    request = _request(charts=(CHART,), helm_version="v3.14.2+gabc")
+    descriptor = request.descriptor()
+    del descriptor["helmVersion"]
+    with pytest.raises(RequestError, match="come together"):
+        decode_request(canonical_json(descriptor), _store(request).__getitem__)

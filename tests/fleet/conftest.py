@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from chart_repository import ChartRepository
 
 from farm.build.bounded import stop_render_children
 from farm.evidence.keys import Signer, load_configured_signer
@@ -144,12 +146,11 @@ spec:
         chart: web
         version: 1.2.0
         source:
-          url: https://charts.example.com/stable
+          url: {url}
         values:
           image: ghcr.io/example/web:1.2.0
 """
 HELM_CHART = {
-    "Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.2.0\n",
     "values.yaml": "replicas: 2\n",
     "templates/deployment.yaml": """apiVersion: apps/v1
 kind: Deployment
@@ -167,31 +168,47 @@ spec:
 HELM_STANDIN = Path(__file__).resolve().parent.parent / "helm_standin.py"
 
 
-def write_helm_app(catalog: Catalog, name: str) -> None:
-    """A helm ``delivery: template`` application in the catalog, its chart asked of a repository."""
+def write_helm_app(catalog: Catalog, name: str, url: str) -> None:
+    """A helm ``delivery: template`` application in the catalog, its chart (web 1.2.0) in the
+    repository at ``url``."""
     folder = catalog.root / "applications" / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "app.yaml").write_text(HELM_APP.format(name=name))
+    (folder / "app.yaml").write_text(HELM_APP.format(name=name, url=url))
 
 
-def helm_environment(root: Path) -> dict[str, str]:
+@pytest.fixture
+def chart_repository(tmp_path: Path) -> Iterator[ChartRepository]:
+    """A chart repository served on loopback, holding web 1.2.0 (``HELM_CHART``)."""
+    repository = ChartRepository(tmp_path / "chart-repository")
+    repository.publish("web", "1.2.0", HELM_CHART)
+    yield repository
+    repository.stop()
+
+
+def helm_environment(root: Path, version: str | None = None) -> dict[str, str]:
     """PATH and stand-in settings for a process that renders charts: the stand-in as ``helm``
-    first on PATH, answering ``--repo`` requests from a repository folder written here (nothing is
-    fetched)."""
-    bin_dir = root / "helm-bin"
+    first on PATH (``helm version --short`` says ``version`` when given), logging its argv."""
+    bin_dir = root / (f"helm-bin-{version}" if version else "helm-bin")
     bin_dir.mkdir(parents=True, exist_ok=True)
     helm = bin_dir / "helm"
-    helm.write_text(f"#!{sys.executable}\n" + HELM_STANDIN.read_text())
+    if version:
+        helm.write_text(
+            f'#!/bin/sh\nHELM_STANDIN_VERSION={version} exec {sys.executable} {HELM_STANDIN} "$@"\n'
+        )
+    else:
+        helm.write_text(f"#!{sys.executable}\n" + HELM_STANDIN.read_text())
     helm.chmod(0o755)
-    for name, text in HELM_CHART.items():
-        path = root / "helm-repository" / "web" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
     return {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "HELM_STANDIN_REPOSITORY": str(root / "helm-repository"),
         "HELM_STANDIN_LOG": str(root / "helm-argv.jsonl"),
     }
+
+
+def helm_runs(environment: dict[str, str], command: str = "template") -> list[list[str]]:
+    """The argv of each ``helm COMMAND`` the stand-in of ``environment`` ran."""
+    log = Path(environment["HELM_STANDIN_LOG"])
+    runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [argv for argv in runs if argv[:1] == [command]]
 
 
 def no_helm_environment(root: Path) -> dict[str, str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from chart_repository import ChartRepository
 from conftest_store import DatabaseFactory
 from sqlalchemy import func, select
 
@@ -39,7 +40,7 @@ from farm.store import models
 from farm.store.context import Storage, open_storage
 from farm.store.db import session_scope
 
-from .conftest import helm_environment, make_catalog, no_helm_environment, write_helm_app
+from .conftest import helm_environment, helm_runs, make_catalog, no_helm_environment, write_helm_app
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("FARM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -377,10 +378,10 @@ def test_a_broken_application_fails_only_its_own_targets_on_celery(
 
 
 def test_a_celery_worker_with_helm_on_its_path_renders_a_helm_template_application(
-    celery_farm: CeleryFarm, tmp_path: Path
+    celery_farm: CeleryFarm, tmp_path: Path, chart_repository: ChartRepository
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
-    write_helm_app(catalog, "charted")
+    write_helm_app(catalog, "charted", chart_repository.url)
     environment = helm_environment(tmp_path)
     celery_farm.env.update(environment)
     celery_farm.start_worker()
@@ -391,15 +392,17 @@ def test_a_celery_worker_with_helm_on_its_path_renders_a_helm_template_applicati
     output = celery_farm.farm("output", "charted/cluster-a")
     assert output.returncode == 0, output.stderr
     assert "kind: Deployment" in output.stdout and "image: ghcr.io/example/web:1.2.0" in output.stdout
-    asked = Path(environment["HELM_STANDIN_LOG"]).read_text().splitlines()
-    assert len(asked) == 2  # one chart render per target of the helm application
+    assert len(helm_runs(environment, "pull")) == 1  # fetched once, at planning
+    asked = helm_runs(environment)
+    assert len(asked) == 2  # one chart render per target of the helm application, from its archive
+    assert all("--repo" not in argv and argv[2].endswith("/chart.tgz") for argv in asked)
 
 
 def test_a_celery_worker_without_helm_fails_the_chart_targets_saying_a_helm_binary_is_needed(
-    celery_farm: CeleryFarm, tmp_path: Path
+    celery_farm: CeleryFarm, tmp_path: Path, chart_repository: ChartRepository
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
-    write_helm_app(catalog, "charted")
+    write_helm_app(catalog, "charted", chart_repository.url)
     celery_farm.env.update(no_helm_environment(tmp_path))
     celery_farm.start_worker()
     summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", status=1)

@@ -1,7 +1,8 @@
-"""Fleet runs of a catalog holding a helm ``delivery: template`` application: the workers fulfil
-the core's chart requests with the helm on their PATH (the test's stand-in, answering from a
-repository folder the test writes), and refuse clearly when they have none; ``farm run`` with the
-local executor, on SQLite and PostgreSQL (the Celery worker's case is in test_celery.py).
+"""Fleet runs of a catalog holding a helm ``delivery: template`` application: the planning process
+pulls the pinned chart once from its repository (served on loopback by the test), the workers
+fulfil the core's chart requests with the helm on their PATH (the test's stand-in) from the archive
+the request holds, and refuse clearly when they have none; ``farm run`` with the local executor,
+on SQLite and PostgreSQL (the Celery worker's case is in test_celery.py).
 
 ``farm run`` runs as its own process: the local executor's pool starts from a forkserver, which
 keeps the PATH of the process that first started it, so only a fresh process sees the PATH a
@@ -16,16 +17,27 @@ import sys
 from pathlib import Path
 
 import pytest
+from chart_repository import ChartRepository
 
 from farm.fleet.progress import run_summary
 from farm.fleet.queries import latest_output
 
-from .conftest import Catalog, FleetEnv, helm_environment, make_catalog, no_helm_environment, write_helm_app
+from .conftest import (
+    HELM_CHART,
+    Catalog,
+    FleetEnv,
+    helm_environment,
+    helm_runs,
+    make_catalog,
+    no_helm_environment,
+    write_helm_app,
+)
 
 
-def _helm_catalog(tmp_path: Path) -> Catalog:
+@pytest.fixture
+def helm_catalog(tmp_path: Path, chart_repository: ChartRepository) -> Catalog:
     catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
-    write_helm_app(catalog, "charted")
+    write_helm_app(catalog, "charted", chart_repository.url)
     return catalog
 
 
@@ -48,27 +60,27 @@ def _run(env: FleetEnv, catalog: Catalog, environment: dict[str, str]) -> tuple[
 
 @pytest.mark.timeout(120)
 def test_a_local_fleet_run_renders_a_helm_template_application_with_the_helm_on_path(
-    fleet_env: FleetEnv, tmp_path: Path
+    fleet_env: FleetEnv, tmp_path: Path, helm_catalog: Catalog, chart_repository: ChartRepository
 ) -> None:
-    catalog = _helm_catalog(tmp_path)
     environment = helm_environment(tmp_path)
-    _, counts = _run(fleet_env, catalog, environment)
+    _, counts = _run(fleet_env, helm_catalog, environment)
     assert counts == {"succeeded": 4}
     output = latest_output(fleet_env.storage, "charted", "cluster-b").decode()
     assert "kind: Deployment" in output
     assert "image: ghcr.io/example/web:1.2.0" in output
     assert "launcher.gokure.dev/component: charted" in output
-    asked = [json.loads(line) for line in Path(environment["HELM_STANDIN_LOG"]).read_text().splitlines()]
-    assert asked and all(argv[:3] == ["template", "charted", "web"] for argv in asked)
-    assert all("--repo" in argv and "https://charts.example.com/stable" in argv for argv in asked)
+    (pull,) = helm_runs(environment, "pull")  # once at planning, for both targets
+    assert pull[1:6] == ["web", "--repo", chart_repository.url, "--version", "1.2.0"]
+    asked = helm_runs(environment)
+    assert len(asked) == 2 and all(argv[:2] == ["template", "charted"] for argv in asked)
+    assert all(argv[2].endswith("/chart.tgz") and "--repo" not in argv for argv in asked)
 
 
 @pytest.mark.timeout(120)
 def test_a_local_fleet_run_without_helm_fails_only_the_chart_targets_saying_a_helm_binary_is_needed(
-    fleet_env: FleetEnv, tmp_path: Path
+    fleet_env: FleetEnv, tmp_path: Path, helm_catalog: Catalog
 ) -> None:
-    catalog = _helm_catalog(tmp_path)
-    run_id, counts = _run(fleet_env, catalog, no_helm_environment(tmp_path))
+    run_id, counts = _run(fleet_env, helm_catalog, no_helm_environment(tmp_path))
     assert counts == {"succeeded": 2, "failed": 2}
     failures = run_summary(fleet_env.storage, run_id).failures
     assert list(failures) == ["chart.render_needed"]
@@ -82,27 +94,31 @@ def test_a_local_fleet_run_without_helm_fails_only_the_chart_targets_saying_a_he
 
 @pytest.mark.timeout(180)
 def test_a_chart_target_refused_for_want_of_helm_renders_once_a_worker_has_one(
-    fleet_env: FleetEnv, tmp_path: Path
+    fleet_env: FleetEnv, tmp_path: Path, helm_catalog: Catalog
 ) -> None:
-    catalog = _helm_catalog(tmp_path)
-    _, counts = _run(fleet_env, catalog, no_helm_environment(tmp_path))
+    _, counts = _run(fleet_env, helm_catalog, no_helm_environment(tmp_path))
     assert counts == {"succeeded": 2, "failed": 2}
-    _, counts = _run(fleet_env, catalog, helm_environment(tmp_path))
+    _, counts = _run(fleet_env, helm_catalog, helm_environment(tmp_path))
     assert counts == {"cached": 2, "succeeded": 2}  # the refusal was the worker's, not cached
 
 
 @pytest.mark.timeout(180)
-def test_a_chart_render_failure_is_not_cached_against_the_inputs(fleet_env: FleetEnv, tmp_path: Path) -> None:
-    catalog = _helm_catalog(tmp_path)
+def test_a_chart_the_repository_lacks_fails_its_targets_at_load_naming_app_yaml_and_is_not_cached(
+    fleet_env: FleetEnv, tmp_path: Path, chart_repository: ChartRepository
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", "cluster-b"))
+    write_helm_app(catalog, "charted", chart_repository.url)
+    app_yaml = catalog.root / "applications" / "charted" / "app.yaml"
+    app_yaml.write_text(app_yaml.read_text().replace("version: 1.2.0", "version: 1.3.0"))  # not published
     environment = helm_environment(tmp_path)
-    chart = Path(environment["HELM_STANDIN_REPOSITORY"]) / "web" / "Chart.yaml"
-    chart.write_text("apiVersion: v2\nname: web\nversion: 1.1.0\n")  # the repository lacks 1.2.0
     run_id, counts = _run(fleet_env, catalog, environment)
     assert counts == {"succeeded": 2, "failed": 2}
-    message = run_summary(fleet_env.storage, run_id).failures["transform.failed"][0]["message"]
-    assert (
-        'rendering chart: chart "web" version 1.2.0 not found in https://charts.example.com/stable' in message
+    (failure, _) = run_summary(fleet_env.storage, run_id).failures["chart.fetch_failed"]
+    assert failure["message"].startswith(
+        f'applications/charted/app.yaml: component "charted": chart web 1.3.0: fetching it from {chart_repository.url}: '
     )
-    chart.write_text("apiVersion: v2\nname: web\nversion: 1.2.0\n")  # published since
+    assert 'chart "web" version "1.3.0" not found' in failure["message"]
+    assert helm_runs(environment) == []  # nothing rendered
+    chart_repository.publish("web", "1.3.0", HELM_CHART)  # published since
     _, counts = _run(fleet_env, catalog, environment)
     assert counts == {"cached": 2, "succeeded": 2}
