@@ -308,7 +308,7 @@ def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exit
     result = CliRunner().invoke(cli, ["plan", str(catalog.root)], env=fleet_env.environ())
     assert result.exit_code == 2, result.output
     assert "would fail, refused by the catalog loader: 3" in result.stdout
-    assert "app-empty/cluster-a: missing_file: applications/app-empty/app.yaml" in result.stdout
+    assert "app-empty/cluster-a: catalog.missing_file: applications/app-empty/app.yaml" in result.stdout
     payload = json.loads(
         CliRunner().invoke(cli, ["plan", str(catalog.root), "--json"], env=fleet_env.environ()).stdout
     )
