@@ -10,9 +10,11 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   (``envelope.missing``, ``envelope.corrupt``) and passes
   ``farm.evidence.verify.verify_render_evidence``: a signature by a trusted key, a statement whose
   subject is the output digest, a coherent provenance whose action key is the recorded one;
-- every target and action-cache entry pointing at the output is bound to it by the signed action
-  key (``binding.target_mismatch``, ``binding.cache_mismatch``): an output re-pointed at another
-  target's valid signed output fails.
+- every target row pointing at the output is one a statement about it names: application,
+  cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
+  and what differs); every action-cache entry's key is the one signed in the statement of the
+  evidence record it names (``binding.cache_mismatch``). Swapping the whole binding of two targets
+  (output, key, request and pack together) fails, because each statement names its target.
 
 The sweep lists rows first and blobs second: a blob is always written before its row, so a row
 seen by the sweep has its blob in the later listing unless the blob is really gone.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -80,7 +83,7 @@ def check_output(
         checked.append((record, provenance))
         failures += found
     failures += _check_cache_links(session, digest, {record.id for record in records}, target)
-    failures += _check_bindings(session, digest, records, target)
+    failures += _check_bindings(session, digest, checked, target)
     return OutputEvidence(checked, failures)
 
 
@@ -92,47 +95,114 @@ def verify_output(
 
 
 def _check_bindings(
-    session: Session, digest: str, records: list[EvidenceRecord], target: str
+    session: Session,
+    digest: str,
+    checked: list[tuple[EvidenceRecord, RenderProvenance | None]],
+    target: str,
 ) -> list[Failure]:
-    """Every target and cache entry pointing at this output is one the signed evidence is about.
+    """Every target and cache row pointing at this output is one a signed statement is about.
 
-    A target served from the cache shares another target's evidence, so a target binds through its
-    action key (which covers application, cluster, selection and every input), and a cache entry
-    through the action key of the evidence record it names.
+    One output (the same bytes) can be signed for several targets, so a target row is bound when
+    SOME statement about its output digest names exactly its application, cluster, selection,
+    request digest and action key; a cache row is bound when the statement of the evidence record
+    it names signs its action key. A statement that does not decode binds nothing (it is reported
+    on its own); when no statement of the output decodes, the output already fails and its rows
+    are not compared.
     """
-    signed_keys = {record.action_key for record in records}
-    by_id = {record.id: record for record in records}
-    failures = []
-    targets = session.execute(
-        select(
-            RenderTarget.id, RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.action_key
-        )
-        .where(RenderTarget.output_digest == digest)
-        .order_by(RenderTarget.id)
-    )
-    for target_id, application, cluster, key in targets:
-        if key not in signed_keys:
-            failures.append(
-                Failure(
-                    "binding.target_mismatch",
-                    target,
-                    f"target {application}/{cluster} ({target_id}) with action key {key} points at an"
-                    " output whose signed evidence is about another action",
-                )
+    statements = [(record, provenance) for record, provenance in checked if provenance is not None]
+    failures: list[Failure] = []
+    if statements:
+        targets = session.execute(
+            select(
+                RenderTarget.id,
+                RenderTarget.run_id,
+                RenderTarget.application,
+                RenderTarget.cluster_profile,
+                RenderTarget.selection,
+                RenderTarget.request_digest,
+                RenderTarget.action_key,
             )
+            .where(RenderTarget.output_digest == digest)
+            .order_by(RenderTarget.id)
+        )
+        for row in targets:
+            differences = _closest_differences(row, statements)
+            if differences is not None:
+                failures.append(_target_mismatch(target, row, differences))
+    signed_keys = {
+        record.id: provenance.action_key if provenance is not None else record.action_key
+        for record, provenance in checked
+    }
     entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
     for entry in entries:
-        record = by_id.get(entry.evidence_id)
-        if record is not None and record.action_key != entry.action_key:
+        signed_key = signed_keys.get(entry.evidence_id)
+        if entry.evidence_id in signed_keys and signed_key != entry.action_key:
             failures.append(
                 Failure(
                     "binding.cache_mismatch",
                     target,
-                    f"action cache entry {entry.action_key} points at evidence {record.id}, signed for"
-                    f" action key {record.action_key}",
+                    f"action cache entry {entry.action_key} points at evidence {entry.evidence_id}, signed for"
+                    f" action key {signed_key}",
                 )
             )
     return failures
+
+
+def _target_fields(row: Any) -> dict[str, str | None]:
+    return {
+        "application": row.application,
+        "cluster": row.cluster_profile,
+        "selection": row.selection or "",
+        "request digest": row.request_digest,
+        "action key": row.action_key,
+    }
+
+
+def _signed_fields(provenance: RenderProvenance) -> dict[str, str | None]:
+    return {
+        "application": provenance.application,
+        "cluster": provenance.cluster_profile,
+        "selection": provenance.inputs.selection,
+        "request digest": provenance.inputs.request_digest,
+        "action key": provenance.action_key,
+    }
+
+
+def _closest_differences(
+    row: Any, statements: list[tuple[EvidenceRecord, RenderProvenance | None]]
+) -> tuple[int, list[str]] | None:
+    """None when some statement names exactly the row's target; else the evidence id of the
+    statement differing in the fewest fields, and those fields. A row written before request
+    digests were recorded (NULL) is compared on the rest: its action key covers the request."""
+    wanted = _target_fields(row)
+    closest: tuple[int, list[str]] | None = None
+    for record, provenance in statements:
+        assert provenance is not None
+        signed = _signed_fields(provenance)
+        differing = [
+            f"{name} (row {value!r}, signed {signed[name]!r})"
+            for name, value in wanted.items()
+            if value != signed[name] and not (name == "request digest" and value is None)
+        ]
+        if not differing:
+            return None
+        if closest is None or len(differing) < len(closest[1]):
+            closest = (record.id, differing)
+    return closest
+
+
+def _target_mismatch(target: str, row: Any, differences: tuple[int, list[str]]) -> Failure:
+    evidence_id, differing = differences
+    name = f"{row.application}/{row.cluster_profile}"
+    if row.selection:
+        name += f"/{row.selection}"
+    return Failure(
+        "binding.target_mismatch",
+        target,
+        f"target {name} ({row.id}) of run {row.run_id}: no statement about this output names its"
+        f" target, request and action key; the closest (evidence {evidence_id}) differs in "
+        + ", ".join(differing),
+    )
 
 
 def _check_blob(objects: ObjectStore, digest: str, target: str, kind: str) -> list[Failure]:
