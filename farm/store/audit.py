@@ -38,6 +38,7 @@ from farm.store.models import (
     ActionCacheEntry,
     CatalogSnapshot,
     EvidenceRecord,
+    FailedAction,
     FleetRun,
     JobState,
     RenderOutput,
@@ -263,6 +264,60 @@ def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failu
         elif target.output_digest not in digests:
             digests.append(target.output_digest)
     return digests, failures
+
+
+def check_target_rows(session: Session) -> list[Failure]:
+    """Every target row's state and error agree with what backs them (``farm verify --all``).
+
+    A row pointing at an output is a success: ``succeeded`` or ``cached`` with no error
+    (``target.state_mismatch``); a success without an output is ``target.output_missing``; a cached
+    failure is backed by the failure cache row of its action key with the same code. A target that
+    failed in its own run is not signed and cannot be checked here (docs/errors.md says so).
+    """
+    rows = session.execute(
+        select(
+            RenderTarget.id,
+            RenderTarget.run_id,
+            RenderTarget.application,
+            RenderTarget.cluster_profile,
+            RenderTarget.selection,
+            RenderTarget.action_key,
+            RenderTarget.state,
+            RenderTarget.error_code,
+            RenderTarget.output_digest,
+            FailedAction.error_code,
+        )
+        .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
+        .order_by(RenderTarget.id)
+        .execution_options(yield_per=2000)
+    )
+    successes = (JobState.SUCCEEDED.value, JobState.CACHED.value)
+    failures = []
+    for target_id, run_id, application, cluster, selection, key, state, code, output, cached_code in rows:
+        name = f"{application}/{cluster}" + (f"/{selection}" if selection else "")
+        where = f"target {name} ({target_id}) of run {run_id}"
+        if output is not None and (state not in successes or code is not None):
+            failures.append(
+                Failure(
+                    "target.state_mismatch",
+                    where,
+                    f"state {state!r} with error {code!r}, yet it points at output {output}: a target"
+                    " with an output succeeded",
+                )
+            )
+        elif output is None and state in successes and code is None:
+            failures.append(Failure("target.output_missing", where, f"{state} target has no output digest"))
+        elif state == JobState.CACHED.value and code is not None and cached_code != code:
+            failures.append(
+                Failure(
+                    "target.state_mismatch",
+                    where,
+                    f"cached failure {code!r}, but the failure cache holds "
+                    + (f"{cached_code!r}" if cached_code else "nothing")
+                    + f" for its action key {key}",
+                )
+            )
+    return failures
 
 
 def all_outputs(session: Session) -> list[str]:
