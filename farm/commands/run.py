@@ -178,6 +178,14 @@ def run_command(
     configure_json_logging_if_asked(settings.log_format)
     chosen = chosen_executor(settings, executor)
     storage = _open()
+    if (
+        chosen == "local"
+    ):  # this process tree signs: refuse a missing or untrusted key before recording anything
+        from farm.commands._support import reported_errors
+        from farm.store.trust import signer_for_run
+
+        with reported_errors():
+            signer_for_run(storage)
     snapshot = load_catalog_or_exit(catalog, settings)
     warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
     if strict and warnings:

@@ -36,6 +36,7 @@ def verify_command(
         if all_outputs:
             from farm.qualification.audit import verify_qualifications
 
+            failures += audit.check_target_rows(session)
             audits, audit_failures = verify_audit_records(session, opened.objects, trusted)
             failures += audit_failures
             qualified, found = verify_qualifications(session, opened.objects, trusted)

@@ -10,9 +10,11 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   (``envelope.missing``, ``envelope.corrupt``) and passes
   ``farm.evidence.verify.verify_render_evidence``: a signature by a trusted key, a statement whose
   subject is the output digest, a coherent provenance whose action key is the recorded one;
-- every target and action-cache entry pointing at the output is bound to it by the signed action
-  key (``binding.target_mismatch``, ``binding.cache_mismatch``): an output re-pointed at another
-  target's valid signed output fails.
+- every target row pointing at the output is one a statement about it names: application,
+  cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
+  and what differs); every action-cache entry's key is the one signed in the statement of the
+  evidence record it names (``binding.cache_mismatch``). Swapping the whole binding of two targets
+  (output, key, request and pack together) fails, because each statement names its target.
 
 The sweep lists rows first and blobs second: a blob is always written before its row, so a row
 seen by the sweep has its blob in the later listing unless the blob is really gone.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -35,6 +38,7 @@ from farm.store.models import (
     ActionCacheEntry,
     CatalogSnapshot,
     EvidenceRecord,
+    FailedAction,
     FleetRun,
     JobState,
     RenderOutput,
@@ -80,7 +84,7 @@ def check_output(
         checked.append((record, provenance))
         failures += found
     failures += _check_cache_links(session, digest, {record.id for record in records}, target)
-    failures += _check_bindings(session, digest, records, target)
+    failures += _check_bindings(session, digest, checked, target)
     return OutputEvidence(checked, failures)
 
 
@@ -92,47 +96,114 @@ def verify_output(
 
 
 def _check_bindings(
-    session: Session, digest: str, records: list[EvidenceRecord], target: str
+    session: Session,
+    digest: str,
+    checked: list[tuple[EvidenceRecord, RenderProvenance | None]],
+    target: str,
 ) -> list[Failure]:
-    """Every target and cache entry pointing at this output is one the signed evidence is about.
+    """Every target and cache row pointing at this output is one a signed statement is about.
 
-    A target served from the cache shares another target's evidence, so a target binds through its
-    action key (which covers application, cluster, selection and every input), and a cache entry
-    through the action key of the evidence record it names.
+    One output (the same bytes) can be signed for several targets, so a target row is bound when
+    SOME statement about its output digest names exactly its application, cluster, selection,
+    request digest and action key; a cache row is bound when the statement of the evidence record
+    it names signs its action key. A statement that does not decode binds nothing (it is reported
+    on its own); when no statement of the output decodes, the output already fails and its rows
+    are not compared.
     """
-    signed_keys = {record.action_key for record in records}
-    by_id = {record.id: record for record in records}
-    failures = []
-    targets = session.execute(
-        select(
-            RenderTarget.id, RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.action_key
-        )
-        .where(RenderTarget.output_digest == digest)
-        .order_by(RenderTarget.id)
-    )
-    for target_id, application, cluster, key in targets:
-        if key not in signed_keys:
-            failures.append(
-                Failure(
-                    "binding.target_mismatch",
-                    target,
-                    f"target {application}/{cluster} ({target_id}) with action key {key} points at an"
-                    " output whose signed evidence is about another action",
-                )
+    statements = [(record, provenance) for record, provenance in checked if provenance is not None]
+    failures: list[Failure] = []
+    if statements:
+        targets = session.execute(
+            select(
+                RenderTarget.id,
+                RenderTarget.run_id,
+                RenderTarget.application,
+                RenderTarget.cluster_profile,
+                RenderTarget.selection,
+                RenderTarget.request_digest,
+                RenderTarget.action_key,
             )
+            .where(RenderTarget.output_digest == digest)
+            .order_by(RenderTarget.id)
+        )
+        for row in targets:
+            differences = _closest_differences(row, statements)
+            if differences is not None:
+                failures.append(_target_mismatch(target, row, differences))
+    signed_keys = {
+        record.id: provenance.action_key if provenance is not None else record.action_key
+        for record, provenance in checked
+    }
     entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
     for entry in entries:
-        record = by_id.get(entry.evidence_id)
-        if record is not None and record.action_key != entry.action_key:
+        signed_key = signed_keys.get(entry.evidence_id)
+        if entry.evidence_id in signed_keys and signed_key != entry.action_key:
             failures.append(
                 Failure(
                     "binding.cache_mismatch",
                     target,
-                    f"action cache entry {entry.action_key} points at evidence {record.id}, signed for"
-                    f" action key {record.action_key}",
+                    f"action cache entry {entry.action_key} points at evidence {entry.evidence_id}, signed for"
+                    f" action key {signed_key}",
                 )
             )
     return failures
+
+
+def _target_fields(row: Any) -> dict[str, str | None]:
+    return {
+        "application": row.application,
+        "cluster": row.cluster_profile,
+        "selection": row.selection or "",
+        "request digest": row.request_digest,
+        "action key": row.action_key,
+    }
+
+
+def _signed_fields(provenance: RenderProvenance) -> dict[str, str | None]:
+    return {
+        "application": provenance.application,
+        "cluster": provenance.cluster_profile,
+        "selection": provenance.inputs.selection,
+        "request digest": provenance.inputs.request_digest,
+        "action key": provenance.action_key,
+    }
+
+
+def _closest_differences(
+    row: Any, statements: list[tuple[EvidenceRecord, RenderProvenance | None]]
+) -> tuple[int, list[str]] | None:
+    """None when some statement names exactly the row's target; else the evidence id of the
+    statement differing in the fewest fields, and those fields. A row written before request
+    digests were recorded (NULL) is compared on the rest: its action key covers the request."""
+    wanted = _target_fields(row)
+    closest: tuple[int, list[str]] | None = None
+    for record, provenance in statements:
+        assert provenance is not None
+        signed = _signed_fields(provenance)
+        differing = [
+            f"{name} (row {value!r}, signed {signed[name]!r})"
+            for name, value in wanted.items()
+            if value != signed[name] and not (name == "request digest" and value is None)
+        ]
+        if not differing:
+            return None
+        if closest is None or len(differing) < len(closest[1]):
+            closest = (record.id, differing)
+    return closest
+
+
+def _target_mismatch(target: str, row: Any, differences: tuple[int, list[str]]) -> Failure:
+    evidence_id, differing = differences
+    name = f"{row.application}/{row.cluster_profile}"
+    if row.selection:
+        name += f"/{row.selection}"
+    return Failure(
+        "binding.target_mismatch",
+        target,
+        f"target {name} ({row.id}) of run {row.run_id}: no statement about this output names its"
+        f" target, request and action key; the closest (evidence {evidence_id}) differs in "
+        + ", ".join(differing),
+    )
 
 
 def _check_blob(objects: ObjectStore, digest: str, target: str, kind: str) -> list[Failure]:
@@ -193,6 +264,60 @@ def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failu
         elif target.output_digest not in digests:
             digests.append(target.output_digest)
     return digests, failures
+
+
+def check_target_rows(session: Session) -> list[Failure]:
+    """Every target row's state and error agree with what backs them (``farm verify --all``).
+
+    A row pointing at an output is a success: ``succeeded`` or ``cached`` with no error
+    (``target.state_mismatch``); a success without an output is ``target.output_missing``; a cached
+    failure is backed by the failure cache row of its action key with the same code. A target that
+    failed in its own run is not signed and cannot be checked here (docs/errors.md says so).
+    """
+    rows = session.execute(
+        select(
+            RenderTarget.id,
+            RenderTarget.run_id,
+            RenderTarget.application,
+            RenderTarget.cluster_profile,
+            RenderTarget.selection,
+            RenderTarget.action_key,
+            RenderTarget.state,
+            RenderTarget.error_code,
+            RenderTarget.output_digest,
+            FailedAction.error_code,
+        )
+        .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
+        .order_by(RenderTarget.id)
+        .execution_options(yield_per=2000)
+    )
+    successes = (JobState.SUCCEEDED.value, JobState.CACHED.value)
+    failures = []
+    for target_id, run_id, application, cluster, selection, key, state, code, output, cached_code in rows:
+        name = f"{application}/{cluster}" + (f"/{selection}" if selection else "")
+        where = f"target {name} ({target_id}) of run {run_id}"
+        if output is not None and (state not in successes or code is not None):
+            failures.append(
+                Failure(
+                    "target.state_mismatch",
+                    where,
+                    f"state {state!r} with error {code!r}, yet it points at output {output}: a target"
+                    " with an output succeeded",
+                )
+            )
+        elif output is None and state in successes and code is None:
+            failures.append(Failure("target.output_missing", where, f"{state} target has no output digest"))
+        elif state == JobState.CACHED.value and code is not None and cached_code != code:
+            failures.append(
+                Failure(
+                    "target.state_mismatch",
+                    where,
+                    f"cached failure {code!r}, but the failure cache holds "
+                    + (f"{cached_code!r}" if cached_code else "nothing")
+                    + f" for its action key {key}",
+                )
+            )
+    return failures
 
 
 def all_outputs(session: Session) -> list[str]:

@@ -377,14 +377,17 @@ def test_a_daemon_start_with_a_missing_signing_key_is_one_error_line_naming_the_
     assert farm.status() is None
 
 
-def test_a_run_after_the_signing_key_is_replaced_signs_with_the_new_key(
+def test_a_run_after_the_signing_key_is_replaced_by_another_trusted_key_signs_with_the_new_key(
     tmp_path: Path, catalog: Catalog
 ) -> None:
     old = generate_key_pair(tmp_path / "old")
     new = generate_key_pair(tmp_path / "new")
     key = tmp_path / "signing.key"
     key.write_bytes(old.private_key.read_bytes())
-    for farm in _farm(tmp_path / "home", tmp_path / "work", {"FARM_SIGNING_KEY": str(key)}):
+    trusted = tmp_path / "trusted_signers"  # a run refuses to sign with a key not trusted
+    trusted.write_text(old.public_key.read_text() + new.public_key.read_text())
+    configured = {"FARM_SIGNING_KEY": str(key), "FARM_TRUSTED_SIGNERS": str(trusted)}
+    for farm in _farm(tmp_path / "home", tmp_path / "work", configured):
         farm.start()
         assert _counts(farm.run_json("catalog")) == (11, 0, 0)
         key.write_bytes(new.private_key.read_bytes())
