@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from farm.commands._support import chosen_executor, load_catalog_or_exit
+from farm.commands._support import chosen_executor, load_catalog_or_exit, reported_errors
 from farm.fleet.diff import RunDiff, diff_runs, unified_output_diff
 from farm.fleet.interrupts import stop_if_requested
 from farm.fleet.progress import (
@@ -178,14 +178,6 @@ def run_command(
     configure_json_logging_if_asked(settings.log_format)
     chosen = chosen_executor(settings, executor)
     storage = _open()
-    if (
-        chosen == "local"
-    ):  # this process tree signs: refuse a missing or untrusted key before recording anything
-        from farm.commands._support import reported_errors
-        from farm.store.trust import signer_for_run
-
-        with reported_errors():
-            signer_for_run(storage)
     snapshot = load_catalog_or_exit(catalog, settings)
     warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
     if strict and warnings:
@@ -198,9 +190,10 @@ def run_command(
     from farm.fleet.service import Trigger, start_fleet_run
 
     executor = executor_for(settings, chosen, processes)
-    planned = start_fleet_run(
-        storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
-    ).planned
+    with reported_errors():  # a missing or untrusted signing key: refused before anything is recorded
+        planned = start_fleet_run(
+            storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
+        ).planned
     stop_if_requested()
     show = not as_json and sys.stderr.isatty()
     if chosen == "celery" and not wait:

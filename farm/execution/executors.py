@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from farm.settings import FarmSettings
+
+if TYPE_CHECKING:
+    from farm.store.context import Storage
 
 LOCAL, CELERY = "local", "celery"
 EXECUTORS = (LOCAL, CELERY)
@@ -42,6 +46,14 @@ class Executor:
             from farm.execution.celery import CeleryQueue
 
             CeleryQueue(self.settings)(jobs)
+
+    def prepare(self, storage: Storage) -> None:
+        """The local executor signs in this process tree: its key must exist (generated only for
+        a home without evidence) and be trusted, checked before the run is recorded."""
+        if self.name == LOCAL:
+            from farm.store.trust import signer_for_run
+
+            signer_for_run(storage)
 
     def send_qualification(self, snapshot_digest: str, cluster: str, selection: str) -> None:
         """Celery only: send the qualification of one subject of a stored snapshot."""

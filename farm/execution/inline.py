@@ -19,6 +19,9 @@ class InlineExecutor:
     name: str = "inline"
     blocking: bool = True
 
+    def prepare(self, storage: Storage) -> None:
+        """Nothing to check: the signer was loaded (and checked) when this worker started."""
+
     def __call__(self, jobs: Sequence[tuple[str, str]]) -> None:
         for job_id, batch_key in jobs:
             run_job(self.storage, self.signer, job_id, worker=self.worker, expected_batch_key=batch_key)

@@ -7,7 +7,7 @@ through hashing (each application and ClusterProfile is hashed once) and bulk st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,8 +99,12 @@ def plan_run(
     trigger: Trigger = Trigger.CLI,
     batch_size: int = DEFAULT_BATCH_SIZE,
     target_requests: Sequence[TargetRequest] | None = None,
+    before_work: Callable[[], None] | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
+
+    ``before_work`` is called when the run has targets to render, before anything is recorded:
+    whatever it raises aborts the run with nothing written (the signing key's check).
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
     ``target_requests`` limits the run to those targets (a qualification run of one subject).
@@ -160,6 +164,8 @@ def plan_run(
             "created_at": now,
             "started_at": now,
         }
+        if jobs and before_work is not None:
+            before_work()
         insert_run(session, run, jobs, targets)
         from farm.metrics import count_cache_lookups  # prometheus_client, only once a run is planned
 

@@ -30,8 +30,10 @@ def begin(
     trigger: Trigger,
     source: str,
     target_requests: Sequence[TargetRequest] | None = None,
+    before_work: Callable[[], None] | None = None,
 ) -> PlannedRun:
-    """Record a run of ``snapshot``: cached targets answered, the rest in queued jobs."""
+    """Record a run of ``snapshot``: cached targets answered, the rest in queued jobs.
+    ``before_work`` runs first when there is work (see ``plan_run``)."""
     planned = plan_run(
         storage,
         snapshot,
@@ -40,6 +42,7 @@ def begin(
         trigger=trigger,
         batch_size=storage.settings.batch_size,
         target_requests=target_requests,
+        before_work=before_work,
     )
     with job_log_context(run_id=planned.run_id):
         log.info(

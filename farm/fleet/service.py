@@ -51,11 +51,15 @@ __all__ = [
 
 
 class Executor(Protocol):
-    """What runs a run's jobs (``farm.execution``): called with (job id, batch key) pairs."""
+    """What runs a run's jobs (``farm.execution``): called with (job id, batch key) pairs.
+    ``prepare`` checks, before a run with work is recorded, what executing it needs (the local
+    executor signs in this process tree: its key must exist and be trusted)."""
 
     name: str
 
     def __call__(self, jobs: runs.Jobs) -> None: ...
+
+    def prepare(self, storage: Storage) -> None: ...
 
 
 class SendsQualifications(Protocol):
@@ -75,10 +79,18 @@ class FleetRun:
 
 
 def begin_fleet_run(
-    storage: Storage, snapshot: CatalogSnapshot, *, trigger: Trigger, source: str
+    storage: Storage, snapshot: CatalogSnapshot, *, trigger: Trigger, source: str, executor: Executor
 ) -> PlannedRun:
-    """Plan a fleet run of ``snapshot`` (loaded from ``source``); nothing is executed yet."""
-    return runs.begin(storage, snapshot, kind=RunKind.FLEET, trigger=trigger, source=source)
+    """Plan a fleet run of ``snapshot`` (loaded from ``source``) for ``executor``; nothing is
+    executed yet, and nothing is recorded when the executor cannot execute it."""
+    return runs.begin(
+        storage,
+        snapshot,
+        kind=RunKind.FLEET,
+        trigger=trigger,
+        source=source,
+        before_work=lambda: executor.prepare(storage),
+    )
 
 
 def finish_fleet_run(
@@ -94,16 +106,20 @@ def start_fleet_run(
 ) -> FleetRun:
     """Plan, execute and finish a fleet run of ``snapshot``. With a blocking executor (the local
     pool) its renders are done when this returns; with Celery they are sent."""
-    planned = begin_fleet_run(storage, snapshot, trigger=trigger, source=source)
+    planned = begin_fleet_run(storage, snapshot, trigger=trigger, source=source, executor=executor)
     return finish_fleet_run(storage, snapshot, planned, executor, trigger=trigger)
 
 
 def plan_catalog(
-    storage: Storage, folder: str | Path, *, trigger: Trigger = Trigger.CLI
+    storage: Storage, folder: str | Path, *, trigger: Trigger = Trigger.CLI, executor: Executor | None = None
 ) -> tuple[CatalogSnapshot, PlannedRun]:
-    """Load the catalog at ``folder`` and plan a fleet run of it (``begin_fleet_run``)."""
+    """Load the catalog at ``folder`` and plan a fleet run of it (``begin_fleet_run``); without
+    an executor, one whose workers check their own key (as Celery workers do)."""
     snapshot = load_catalog(folder, max_file_bytes=storage.settings.catalog_max_file_bytes)
-    return snapshot, begin_fleet_run(storage, snapshot, trigger=trigger, source=str(Path(folder).resolve()))
+    source = str(Path(folder).resolve())
+    if executor is None:
+        return snapshot, runs.begin(storage, snapshot, kind=RunKind.FLEET, trigger=trigger, source=source)
+    return snapshot, begin_fleet_run(storage, snapshot, trigger=trigger, source=source, executor=executor)
 
 
 def _after_fleet_run(

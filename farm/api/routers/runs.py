@@ -255,6 +255,8 @@ def trigger_run(request: Request, body: TriggerBody) -> Triggered:
     except CatalogError as exc:
         raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     request.state.run_id = planned.run_id  # for the request's log line
+    # the executor's own checks (the signing key) fail the run's jobs, recorded, as any failure of
+    # a run the API started in the background
     executor = executor_for(storage.settings, CELERY if uses_celery(storage.settings) else LOCAL)
     if executor.blocking:
         start_in_background(
