@@ -820,6 +820,7 @@ def main() -> int:
             celery = Farm(celery_env, work)
             celery.run("db", "upgrade")
             celery.run("keys", "generate")
+            celery.run("keys", "trust", str(work / "celery-home" / "keys" / "signing.pub"))
             try:
                 with celery_worker(celery_env, work, queue, options.celery_processes) as worker_pid:
                     celery_seconds, celery_memory = celery.timed_run(

@@ -11,11 +11,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 from celery import Task
 
 from farm.audit.service import scheduled_audit
-from farm.evidence.keys import Signer, load_configured_signer
+from farm.evidence.errors import EvidenceError
+from farm.evidence.keys import KeyFileError, Signer, load_configured_signer
 from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
 from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
-from farm.fleet.jobs import give_up_job, run_job
+from farm.fleet.jobs import fail_job, give_up_job, run_job
 from farm.fleet.reconcile import reconcile
 from farm.store.context import Storage, open_storage
 from farm.store.db import STORE_ERRORS
@@ -52,10 +53,18 @@ def _signer() -> Signer:
 )
 def render_job(self: Task, job_id: str, batch_key: str) -> str:
     """Run one job. The message carries the job id and the batch key it expects, nothing else.
-    On the last retry's infrastructure error the job fails (it would otherwise stay queued)."""
+    On the last retry's infrastructure error the job fails (it would otherwise stay queued); so
+    does a job this worker may not sign (its key missing or not trusted: keys fail closed)."""
+    try:
+        signer = _signer()
+    except (EvidenceError, KeyFileError) as refused:
+        code = getattr(refused, "code", "keys.missing")
+        log.error("job %s refused: %s", job_id, refused)
+        fail_job(_storage(), job_id, code, f"the worker cannot sign: {refused}")
+        return "failed"
     try:
         outcome = run_job(
-            _storage(), _signer(), job_id, worker=worker_name("celery"), expected_batch_key=batch_key
+            _storage(), signer, job_id, worker=worker_name("celery"), expected_batch_key=batch_key
         )
     except INFRASTRUCTURE_ERRORS as error:
         if self.request.retries >= (self.max_retries or 0):

@@ -240,11 +240,17 @@ def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:
     """Fail a job whose infrastructure retries ran out, and its open targets, instead of leaving
     it queued forever; finishes its run when it was the last open job. False when the job had
     finished meanwhile."""
-    message = bound_message(
-        f"the job's retries ran out on an infrastructure error: {type(error).__name__}: {error}"
-    )
+    message = f"the job's retries ran out on an infrastructure error: {type(error).__name__}: {error}"
+    return fail_job(storage, job_id, RETRIES_EXHAUSTED, message)
+
+
+def fail_job(storage: Storage, job_id: str, code: str, message: str) -> bool:
+    """Fail a job this worker cannot run (its retries ran out, its signing key is refused) and
+    its open targets with ``code``, instead of leaving it queued forever; finishes its run when it
+    was the last open job. False when the job had finished meanwhile."""
+    message = bound_message(message)
     with session_scope(storage.sessions) as session:
-        run_id = fail_open_job(session, job_id, code=RETRIES_EXHAUSTED, message=message)
+        run_id = fail_open_job(session, job_id, code=code, message=message)
     if run_id is None:
         return False
     log.error("job %s failed: %s", job_id, message)

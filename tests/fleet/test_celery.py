@@ -307,6 +307,20 @@ def test_a_full_run_completes_on_celery_workers(celery_farm: CeleryFarm, tmp_pat
     assert output.returncode == 0 and "host: app-2.example.com" in output.stdout
 
 
+def test_a_worker_whose_signing_key_is_not_trusted_fails_the_jobs_with_keys_untrusted_and_the_run_completes(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=2, clusters=("cluster-a",))
+    Path(celery_farm.env["FARM_TRUSTED_SIGNERS"]).write_text("")  # the worker's key is trusted no more
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json(
+        "run", str(catalog.root), "--executor", "celery", "--timeout", "120", status=1
+    )
+    assert summary["state"] == "completed_with_failures"
+    assert summary["counts"]["failed"] == 2 and list(summary["failures"]) == ["keys.untrusted"]
+    assert not any(target.output_digest for target in celery_farm.targets(summary["run_id"]))
+
+
 def test_a_celery_run_handed_to_the_farm_daemon_is_planned_there_and_rendered_by_the_worker(
     celery_farm: CeleryFarm, tmp_path: Path
 ) -> None:
