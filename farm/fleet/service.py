@@ -136,8 +136,7 @@ def _after_fleet_run(
         previous = latest_fleet_run(session, storage.objects, snapshot.name, before=planned.run_id)
         if previous is not None and previous.snapshot_digest == planned.snapshot_digest:
             return []
-    from farm.evidence.keys import load_configured_signer, load_configured_trust
-    from farm.fleet.qualify import qualify_subject
+    from farm.evidence.keys import load_configured_trust
     from farm.qualification.service import claim_due, refresh_all
 
     trusted = frozenset(load_configured_trust(settings))
@@ -148,19 +147,9 @@ def _after_fleet_run(
     if executor.name == "celery":
         _send_qualifications(executor, snapshot.digest, stale)  # type: ignore[arg-type]
         return stale
-    signer = load_configured_signer(settings)
-    for cluster, selection in stale:
-        qualify_subject(
-            storage,
-            snapshot,
-            cluster,
-            selection,
-            executor=executor,
-            signer=signer,
-            trusted_keyids=trusted,
-            trigger=trigger,
-            source=f"fleet run {planned.run_id}",
-        )
+    qualify(
+        storage, snapshot, stale, executor=executor, trigger=trigger, source=f"fleet run {planned.run_id}"
+    )
     return stale
 
 

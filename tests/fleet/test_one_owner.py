@@ -13,9 +13,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from farm.catalog import load_catalog
+from farm.catalog import CatalogSnapshot, load_catalog
 from farm.cli import app as cli
-from farm.execution.executors import executor_for
+from farm.execution.executors import Executor, executor_for
 from farm.execution.inline import InlineExecutor
 from farm.fleet import preview as pv
 from farm.fleet.service import (
@@ -41,18 +41,22 @@ def _example(tmp_path: Path) -> Path:
     return root
 
 
-def _local(env: FleetEnv):
+def _local(env: FleetEnv) -> Executor:
     return executor_for(env.settings, "local", processes=1)
+
+
+def _fleet_run(env: FleetEnv, tmp_path: Path, trigger: Trigger = Trigger.CLI) -> tuple[Path, CatalogSnapshot]:
+    """A copy of the example fleet, run once on the local pool."""
+    root = _example(tmp_path)
+    snapshot = load_catalog(root)
+    start_fleet_run(env.storage, snapshot, trigger=trigger, source=str(root), executor=_local(env))
+    return root, snapshot
 
 
 def test_after_qualifying_one_subject_a_plan_of_an_image_change_names_only_application_changed(
     fleet_env: FleetEnv, tmp_path: Path
 ) -> None:
-    root = _example(tmp_path)
-    snapshot = load_catalog(root)
-    start_fleet_run(
-        fleet_env.storage, snapshot, trigger=Trigger.CLI, source=str(root), executor=_local(fleet_env)
-    )
+    root, snapshot = _fleet_run(fleet_env, tmp_path, Trigger.CLI)
     [result] = qualify(
         fleet_env.storage,
         snapshot,
@@ -82,11 +86,7 @@ def test_after_qualifying_one_subject_a_plan_of_an_image_change_names_only_appli
 def test_runs_record_their_kind_trigger_and_fleet_and_farm_runs_json_shows_them(
     fleet_env: FleetEnv, tmp_path: Path
 ) -> None:
-    root = _example(tmp_path)
-    snapshot = load_catalog(root)
-    start_fleet_run(
-        fleet_env.storage, snapshot, trigger=Trigger.API, source=str(root), executor=_local(fleet_env)
-    )
+    root, snapshot = _fleet_run(fleet_env, tmp_path, Trigger.API)
     qualify(
         fleet_env.storage,
         snapshot,
@@ -109,11 +109,7 @@ def test_runs_record_their_kind_trigger_and_fleet_and_farm_runs_json_shows_them(
 def test_the_qualify_task_renders_from_the_stored_snapshot_even_when_the_folder_is_gone(
     fleet_env: FleetEnv, tmp_path: Path
 ) -> None:
-    root = _example(tmp_path)
-    snapshot = load_catalog(root)
-    start_fleet_run(
-        fleet_env.storage, snapshot, trigger=Trigger.CLI, source=str(root), executor=_local(fleet_env)
-    )
+    root, snapshot = _fleet_run(fleet_env, tmp_path, Trigger.CLI)
     shutil.rmtree(root)  # what the worker qualifies can only come from storage now
 
     result = qualify_stored_subject(
