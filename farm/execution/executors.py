@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from farm.settings import FarmSettings
 
 if TYPE_CHECKING:
+    from farm.execution.celery import CeleryQueue
     from farm.store.context import Storage
 
 LOCAL, CELERY = "local", "celery"
@@ -43,9 +45,7 @@ class Executor:
             load_configured_signer(self.settings)  # the embedded key exists before workers start
             run_local(self.settings, jobs, processes=self.processes)
         else:
-            from farm.execution.celery import CeleryQueue
-
-            CeleryQueue(self.settings)(jobs)
+            self._celery(jobs)
 
     def prepare(self, storage: Storage) -> None:
         """The local executor signs in this process tree: its key must exist (generated only for
@@ -57,9 +57,14 @@ class Executor:
 
     def send_qualification(self, snapshot_digest: str, cluster: str, selection: str) -> None:
         """Celery only: send the qualification of one subject of a stored snapshot."""
+        self._celery.send_qualification(snapshot_digest, cluster, selection)
+
+    @cached_property
+    def _celery(self) -> CeleryQueue:
+        """One client per executor: a run's jobs and its re-qualifications share it."""
         from farm.execution.celery import CeleryQueue
 
-        CeleryQueue(self.settings).send_qualification(snapshot_digest, cluster, selection)
+        return CeleryQueue(self.settings)
 
 
 def chosen_executor_name(settings: FarmSettings, name: str | None = None) -> str:
