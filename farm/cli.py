@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "reconcile": "workers",
     "qualify": "qualify",
     "qualification": "qualify",
+    "publish": "publish",
     "serve": "serve",
     "daemon": "daemon",
 }

@@ -187,6 +187,45 @@ class FarmSettings(BaseSettings):
             "qualification alone."
         ),
     )
+    publish_to: str | None = Field(
+        default=None,
+        description=(
+            "Where a completed fleet run publishes its outputs (`farm publish`), as `git URL` or "
+            "`oci REGISTRY/REPO`; unset: runs do not publish. Credentials come from git's helpers "
+            "or the environment, never from this value (a password in it is refused)."
+        ),
+    )
+    publish_require: Literal["none", "qualified"] = Field(
+        default="none",
+        description=(
+            "`qualified`: a cluster's outputs publish only while each of its subjects is qualified "
+            "with current evidence (others are skipped with the reason); `none`: every cluster "
+            "whose targets all rendered."
+        ),
+    )
+    publish_layout: Literal["folders", "branches"] = Field(
+        default="folders",
+        description=(
+            "Git publishes: `folders` writes `clusters/<cluster>/` on one branch; `branches` "
+            "writes a branch `<FARM_PUBLISH_BRANCH>-<cluster>` per cluster."
+        ),
+    )
+    publish_branch: str = Field(
+        default="main", description="The git branch (or branch prefix) publishes write."
+    )
+    publish_attempts: int = Field(
+        default=3,
+        ge=1,
+        description=(
+            "Attempts of a publish before it is left failed for `farm publish --retry` (a push "
+            "refused, a remote or registry unreachable)."
+        ),
+    )
+    publish_backoff_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="Seconds before a publish's second attempt; doubled before each next one.",
+    )
     api_token: str | None = Field(
         default=None,
         description=(

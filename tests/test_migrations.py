@@ -22,6 +22,7 @@ PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_state
 # What revision 0004 adds; 0001 had the per-target rows under the name render_jobs.
 BATCH_TABLES = {"render_targets", "failed_actions"}
 AUDIT_TABLES = {"audit_records"}
+PUBLISH_TABLES = {"publishes"}  # revision 0015
 # What revision 0005 adds: qualification subjects, evidence, runs and the event log.
 QUALIFICATION_TABLES = {
     "qualification_subjects",
@@ -29,7 +30,7 @@ QUALIFICATION_TABLES = {
     "qualification_runs",
     "qualification_events",
 }
-AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES | AUDIT_TABLES
+AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES | AUDIT_TABLES | PUBLISH_TABLES
 
 
 def _tables(url: str) -> set[str]:

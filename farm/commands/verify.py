@@ -41,6 +41,11 @@ def verify_command(
             failures += audit_failures
             qualified, found = verify_qualifications(session, opened.objects, trusted)
             failures += found
+            from farm.publish.verify import verify_publishes
+
+            publishes, found = verify_publishes(session, opened.objects, trusted)
+            failures += found
+            typer.echo(f"{publishes} publish record(s) checked")
     if all_outputs:
         typer.echo(f"{qualified} qualification statement(s) checked")
     if audits:

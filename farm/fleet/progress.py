@@ -83,7 +83,21 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     if finished:  # only the process whose UPDATE finished the run says so
         with job_log_context(run_id=run_id):
             log.info("run finished")
+        _after_finish(storage, run_id)
     return True
+
+
+def _after_finish(storage: Storage, run_id: str) -> None:
+    """The run's after-run steps that wait for its completion (a Celery run's publish), by the
+    owner of fleet runs; a failure there is logged and recorded on the publish, never the job's."""
+    if not storage.settings.publish_to:
+        return
+    from farm.fleet.service import publish_finished_run
+
+    try:
+        publish_finished_run(storage, run_id)
+    except Exception:
+        log.exception("run %s: publishing after the run failed; farm publish --retry resumes it", run_id)
 
 
 EXECUTOR_FAILED = "run.executor_failed"

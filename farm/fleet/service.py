@@ -3,7 +3,8 @@
 A run has a kind (``fleet``: a catalog's targets; ``qualification``: one subject's targets) and
 a trigger (``cli``, ``api``, ``schedule``). The service plans it (``farm.fleet.runs.begin``), hands
 its jobs to the executor its caller chose (``farm.execution``), and applies the after-run steps:
-after a fleet run, qualification on run (``FARM_QUALIFICATION_ON_RUN``). The CLI, the API, the
+after a fleet run, qualification on run (``FARM_QUALIFICATION_ON_RUN``), then publish on run
+(``FARM_PUBLISH_TO``). The CLI, the API, the
 daemon (which runs the CLI), the Celery tasks and the beat call these functions; none composes
 the steps itself, so a run behaves the same whoever starts it.
 
@@ -98,7 +99,9 @@ def finish_fleet_run(
 ) -> FleetRun:
     """Hand a planned fleet run's jobs to ``executor``, then apply the after-run steps."""
     runs.execute(planned, executor)
-    return FleetRun(planned, _after_fleet_run(storage, snapshot, planned, executor, trigger))
+    requalified = _after_fleet_run(storage, snapshot, planned, executor, trigger)
+    _publish_on_run(storage, planned.run_id)
+    return FleetRun(planned, requalified)
 
 
 def start_fleet_run(
@@ -151,6 +154,32 @@ def _after_fleet_run(
         storage, snapshot, stale, executor=executor, trigger=trigger, source=f"fleet run {planned.run_id}"
     )
     return stale
+
+
+def _publish_on_run(storage: Storage, run_id: str) -> None:
+    """Publish on run (``FARM_PUBLISH_TO``), after qualification on run so the gate sees its
+    states: the run's publish is recorded pending, and attempted now when the run is complete (a
+    local executor); on Celery the process that finishes the run attempts it
+    (``publish_finished_run``). A failed publish stays recorded for ``farm publish --retry``."""
+    if not storage.settings.publish_to:
+        return
+    from farm.publish.service import configured_destination, record_run_publish
+
+    destination = configured_destination(storage)
+    assert destination is not None
+    record_run_publish(storage, run_id, destination)
+    publish_finished_run(storage, run_id)
+
+
+def publish_finished_run(storage: Storage, run_id: str) -> None:
+    """Attempt the publishes recorded for ``run_id`` once it is complete (each is claimed by one
+    process: the finisher of the run and the after-run step may both call this)."""
+    if not storage.settings.publish_to:
+        return
+    from farm.evidence.keys import load_configured_signer
+    from farm.publish.service import attempt_pending_of_run
+
+    attempt_pending_of_run(storage, load_configured_signer(storage.settings), run_id)
 
 
 def _send_qualifications(

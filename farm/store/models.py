@@ -496,3 +496,40 @@ BLOB_REFERENCES = tuple(
         (QualificationEvidence.envelope_digest, None),
     )
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Publishes (``farm publish``)
+# ---------------------------------------------------------------------------------------------
+
+
+class PublishState(enum.StrEnum):
+    PENDING = "pending"  # recorded, not yet attempted (or being attempted)
+    FAILED = "failed"  # the last attempt failed; ``farm publish --retry`` attempts it again
+    DONE = "done"  # delivered (or nothing to change); its signed record is ``envelope_digest``
+
+
+class Publish(Base):
+    """A run's outputs delivered to a destination (git or OCI). ``destination`` never holds a
+    password; ``options`` is canonical JSON (layout, branch, gate); ``reference`` is the commit or
+    the manifest digests; ``claimed_until`` is the lease of the one process attempting it."""
+
+    __tablename__ = "publishes"
+    __table_args__ = (CheckConstraint(_in_values("state", PublishState), name="state"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(
+        ForeignKey("fleet_runs.id", name="fk_publishes_run_id_fleet_runs"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(8))
+    destination: Mapped[str] = mapped_column(String(1024))
+    options: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default=PublishState.PENDING.value, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    reference: Mapped[str | None] = mapped_column(Text)
+    envelope_digest: Mapped[str | None] = mapped_column(Digest)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
