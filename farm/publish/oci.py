@@ -134,10 +134,10 @@ class _Registry:
             return
         started = self.call("POST", f"/v2/{repository}/blobs/uploads/")
         location = started.headers["Location"]
+        separator = "&" if "?" in location else "?"  # the location's query holds the upload's state
         self.call(
             "PUT",
-            location,
-            params={"digest": digest},
+            f"{location}{separator}digest={digest}",
             content=data,
             headers={"Content-Type": "application/octet-stream"},
         )
@@ -164,7 +164,6 @@ class OciPublished:
 def publish_to_oci(
     address: str,
     run_id: str,
-    snapshot_digest: str,
     published: list[ClusterOutputs],
     public_keys: dict[str, str],
 ) -> OciPublished:

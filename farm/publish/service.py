@@ -230,7 +230,7 @@ def _deliver(
     if destination.kind == OCI:
         from farm.publish.oci import publish_to_oci
 
-        pushed = publish_to_oci(destination.address, run_id, snapshot_digest, published, keys)
+        pushed = publish_to_oci(destination.address, run_id, published, keys)
         return pushed.reference, pushed.changed, snapshot_digest, decisions
     from farm.publish.git import publish_to_git
 

@@ -4,7 +4,10 @@ the CLI driven with them; the registry fixture starts Debian's docker-registry o
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +73,57 @@ def commits(bare: Path, branch: str = "main") -> list[str]:
 def clone(bare: Path, into: Path, branch: str = "main") -> Path:
     subprocess.run(["git", "clone", "-q", "-b", branch, str(bare), str(into)], check=True)
     return into
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+REGISTRY_BINARY = Path("/usr/bin/docker-registry")  # Debian's docker-registry (CNCF distribution)
+
+REGISTRY_CONFIG = """version: 0.1
+log:
+  level: error
+storage:
+  filesystem:
+    rootdirectory: {root}
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:{port}
+"""
+
+
+def start_registry(folder: Path, port: int) -> subprocess.Popen[bytes]:
+    """Debian's docker-registry serving ``folder`` on 127.0.0.1:``port``, once it listens."""
+    if not REGISTRY_BINARY.exists():
+        raise RuntimeError(f"{REGISTRY_BINARY} is missing: apt-get install -y docker-registry (.ci/run does)")
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "config.yml"
+    config.write_text(REGISTRY_CONFIG.format(root=folder / "data", port=port))
+    process = subprocess.Popen(
+        [str(REGISTRY_BINARY), "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"docker-registry exited with status {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.05)
+    process.terminate()
+    raise RuntimeError(f"docker-registry did not listen on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real OCI registry on loopback (``HOST:PORT``), started as the S3 tests start moto."""
+    port = free_port()
+    process = start_registry(tmp_path_factory.mktemp("registry"), port)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait()

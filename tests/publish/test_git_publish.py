@@ -4,9 +4,9 @@ a refused push resumed with ``--retry``, and a clone verified by an independent 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -154,8 +154,6 @@ def test_a_published_clone_verifies_with_securesystemslib_and_the_published_publ
         )
         statement = json.loads(payload)
         manifests = envelope_path.with_name(envelope_path.name.replace(".intoto.json", ".yaml")).read_bytes()
-        import hashlib
-
         assert statement["subject"][0]["digest"]["sha256"] == hashlib.sha256(manifests).hexdigest()
         checked += 1
     assert checked == len(APPS) * len(CLUSTERS)
@@ -193,7 +191,6 @@ def test_a_password_in_the_destination_url_is_refused_and_not_recorded_or_shown(
     farm: Farm, database_url: str
 ) -> None:
     run_id = farm.run()
-    result = subprocess.run  # noqa: F841 - keep the import of subprocess used by helpers
     output = farm("publish", run_id, "--to", "git", "https://bot:s3cret@git.example/fleet.git", status=1)
     assert "s3cret" not in output
     assert "Error: https://bot:***@git.example/fleet.git: a password in the URL" in output
