@@ -20,6 +20,7 @@ from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot
 from farm.api.strict import Digest, RunId, SubjectId
 from farm.fleet.diff import unified_output_diff
 from farm.fleet.progress import RunSummary, runs_progress
+from farm.publish.service import publishes_of
 from farm.qualification.states import STATES
 from farm.store.db import read_scope
 from farm.store.models import FleetRun, JobState
@@ -133,6 +134,7 @@ def run_page(
         },
         "grid": grid,
         "grid_body": grid_html(run_id, grid),
+        "publishes": publishes_of(storage, run_id),
         "states": [s.value for s in JobState],
         "chosen": {
             "state": where.states[0] if where.states else None,

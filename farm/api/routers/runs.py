@@ -21,6 +21,7 @@ from farm.execution.executors import CELERY, LOCAL, Executor, executor_for, uses
 from farm.fleet.planner import PlannedRun
 from farm.fleet.progress import fail_run, run_progress
 from farm.fleet.service import Trigger, finish_fleet_run, plan_catalog
+from farm.publish.service import publishes_of
 from farm.store.context import Storage
 from farm.store.db import read_scope
 from farm.store.queries import RunGrid, run_grid, runs_page
@@ -134,6 +135,28 @@ def get_run(request: Request, run_id: RunId) -> RunDetail:
         done=summary.done,
         failed=summary.failed,
     )
+
+
+class PublishItem(BaseModel):
+    id: int
+    kind: str
+    destination: str  # without credentials
+    options: dict[str, str]
+    state: str  # pending, failed (farm publish --retry resumes it) or done
+    attempts: int
+    error: str | None
+    reference: dict[str, str]  # git: branch → commit; oci: cluster → REPO/<cluster>@digest
+    record: str | None  # the digest of the signed publish record
+    updated_at: datetime
+
+
+@router.get("/runs/{run_id}/publishes")
+def get_run_publishes(request: Request, run_id: RunId) -> list[PublishItem]:
+    """The publishes of a run (``farm publish``, ``FARM_PUBLISH_TO``), oldest first."""
+    with read_scope(_storage(request).sessions) as session:
+        if run_by_id(session, run_id) is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
+    return [PublishItem(**item) for item in publishes_of(_storage(request), run_id)]
 
 
 class RunGridBody(BaseModel):

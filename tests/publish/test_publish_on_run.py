@@ -1,0 +1,74 @@
+"""Publish on run (``FARM_PUBLISH_TO``): a fleet run started from the API publishes when it
+completes, a failed push stays recorded failed for ``farm publish --retry``, and the dashboard
+shows each run's publishes (a section of the run page, a JSON endpoint)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from fleet.conftest import FleetEnv, fleet_env, make_catalog  # noqa: F401
+
+from farm.api import create_app
+from farm.settings import load_settings
+from farm.store.context import open_storage
+from publish.conftest import Farm, commits, git
+
+TOKEN = "publish-token"
+
+
+@pytest.mark.timeout(300)
+def test_a_run_triggered_from_the_api_publishes_when_it_completes_and_the_dashboard_shows_it(
+    tmp_path: Path, database_url: str, bare: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=2, clusters=("cluster-a",))
+    settings = load_settings(
+        home=tmp_path / "farm",
+        database_url=database_url,
+        object_store=str(tmp_path / "objects"),
+        publish_to=f"git {bare}",
+        publish_backoff_seconds=0,
+    )
+    storage = open_storage(settings)
+    try:
+        with TestClient(create_app(storage, {"test-fleet": catalog.root}, TOKEN)) as client:
+            run_id = client.post(
+                "/api/runs", json={"catalog": "test-fleet"}, headers={"Authorization": f"Bearer {TOKEN}"}
+            ).json()["run_id"]
+            deadline = time.monotonic() + 120
+            while not _published(client, run_id) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            (publish,) = client.get(f"/api/runs/{run_id}/publishes").json()
+            assert publish["state"] == "done" and publish["destination"] == str(bare)
+            assert publish["reference"] == {"main": commits(bare)[0]}
+            page = client.get(f"/runs/{run_id}").text
+            assert 'id="publishes"' in page and commits(bare)[0] in page
+            assert client.get("/api/runs/0123456789abcdef0123456789abcdef/publishes").status_code == 404
+    finally:
+        storage.close()
+    assert f"run: {run_id}" in git(bare, "log", "-1", "--format=%B", "main")
+
+
+def _published(client: TestClient, run_id: str) -> bool:
+    found = client.get(f"/api/runs/{run_id}/publishes").json()
+    return bool(found) and found[0]["state"] != "pending"
+
+
+@pytest.mark.timeout(300)
+def test_a_run_whose_push_is_refused_completes_with_its_publish_recorded_failed_until_retry(
+    farm: Farm, bare: Path
+) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    run_id = farm.run(FARM_PUBLISH_TO=f"git {bare}", FARM_PUBLISH_ATTEMPTS="2")
+    assert json.loads(farm("status", run_id, "--json"))["state"] == "completed"
+    assert commits(bare) == []
+    hook.unlink()
+    resumed = json.loads(farm("publish", "--retry", "--json").splitlines()[0])
+    assert resumed["state"] == "done"
+    assert f"run: {run_id}" in git(bare, "log", "-1", "--format=%B", "main")
