@@ -213,6 +213,16 @@ class FarmSettings(BaseSettings):
     publish_branch: str = Field(
         default="main", description="The git branch (or branch prefix) publishes write."
     )
+    publish_oci_username: str | None = Field(
+        default=None,
+        description=(
+            "The user an `oci` publish answers the registry's Basic or Bearer challenge with "
+            "(with FARM_PUBLISH_OCI_PASSWORD); unset: anonymous."
+        ),
+    )
+    publish_oci_password: SecretStr | None = Field(
+        default=None, description="The password or token of FARM_PUBLISH_OCI_USERNAME (never shown)."
+    )
     publish_attempts: int = Field(
         default=3,
         ge=1,

@@ -19,9 +19,14 @@ def scrub(text: str) -> str:
     return _USERINFO.sub(redact, text)
 
 
-def has_password(url: str) -> bool:
-    """True when ``url`` carries a password (``user:secret@``) in its userinfo."""
-    return any(":" in match["userinfo"] for match in _USERINFO.finditer(url))
+def has_credentials(url: str) -> bool:
+    """True when ``url`` could carry a secret: a password (``user:secret@``) in any URL, or any
+    userinfo in an http(s) URL (where a token is written as the user name). An ssh URL's user name
+    (``ssh://git@host/…``, ``git@host:…``) is not one."""
+    for match in _USERINFO.finditer(url):
+        if ":" in match["userinfo"] or match["scheme"].lower().startswith("http"):
+            return True
+    return False
 
 
 class PublishError(Exception):

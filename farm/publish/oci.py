@@ -13,8 +13,8 @@ a blob, PUT a manifest), and the farm needs the manifest bytes it signs and comp
 Archives are byte-for-byte reproducible (sorted entries, zero times and owners), so the same
 outputs give the same digests, and publishing them again pushes nothing new.
 
-Credentials come from the environment (``FARM_PUBLISH_OCI_USERNAME``/``_PASSWORD``), answered to
-the registry's Bearer or Basic challenge; never from the address.
+Credentials come from the settings (``FARM_PUBLISH_OCI_USERNAME``/``_PASSWORD``, the environment),
+answered to the registry's Basic or Bearer challenge; never from the address.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import gzip
 import hashlib
 import io
 import json
-import os
+import re
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,18 +102,53 @@ def cluster_artifact(cluster: ClusterOutputs, public_keys: dict[str, str]) -> Ar
     return Artifact(manifest, envelopes, blobs)
 
 
+class _RegistryAuth(httpx.Auth):
+    """Answers a registry's challenge: Basic with the configured user, or Bearer with a token
+    fetched from the challenge's realm (with the user, when one is configured)."""
+
+    requires_response_body = True
+
+    def __init__(self, username: str | None, password: str) -> None:
+        self.basic = httpx.BasicAuth(username, password) if username else None
+        self.token: str | None = None
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        if self.token is not None:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+        response = yield request
+        challenge = response.headers.get("WWW-Authenticate", "")
+        scheme, _, rest = challenge.partition(" ")
+        if response.status_code != 401:
+            return
+        if scheme.lower() == "basic" and self.basic is not None:
+            yield from self.basic.auth_flow(request)
+        elif scheme.lower() == "bearer":
+            fields = dict(re.findall(r'(\w+)="([^"]*)"', rest))
+            if "realm" not in fields:
+                return
+            token_request = httpx.Request(
+                "GET", fields["realm"], params={k: v for k, v in fields.items() if k in ("service", "scope")}
+            )
+            if self.basic is not None:
+                token_request = next(self.basic.auth_flow(token_request))
+            answer = yield token_request
+            body = answer.json() if answer.status_code == 200 else {}
+            self.token = body.get("token") or body.get("access_token")
+            if self.token:
+                request.headers["Authorization"] = f"Bearer {self.token}"
+                yield request
+
+
 class _Registry:
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, username: str | None, password: str) -> None:
         host, _, self.repository = address.partition("/")
         if not host or not self.repository:
             raise PublishError("publish.destination", f"oci {address}: expected REGISTRY/REPO")
         scheme = "http" if host.split(":")[0] in LOOPBACK or host.startswith("[::1]") else "https"
         self.address = address
-        auth = None
-        username = os.environ.get("FARM_PUBLISH_OCI_USERNAME")
-        if username:
-            auth = httpx.BasicAuth(username, os.environ.get("FARM_PUBLISH_OCI_PASSWORD", ""))
-        self.client = httpx.Client(base_url=f"{scheme}://{host}", auth=auth, timeout=60)
+        self.client = httpx.Client(
+            base_url=f"{scheme}://{host}", auth=_RegistryAuth(username, password), timeout=60
+        )
 
     def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -166,9 +202,12 @@ def publish_to_oci(
     run_id: str,
     published: list[ClusterOutputs],
     public_keys: dict[str, str],
+    *,
+    username: str | None = None,
+    password: str = "",
 ) -> OciPublished:
     """Push one artifact per published cluster, tagged ``run_id``, with its envelopes attached."""
-    registry = _Registry(address)
+    registry = _Registry(address, username, password)
     reference, changed = {}, False
     try:
         for cluster in published:

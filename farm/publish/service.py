@@ -21,7 +21,7 @@ from farm.catalog import CatalogSnapshot
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust, public_key_pem
 from farm.identity.canonical import canonical_json
-from farm.publish.errors import PublishError, has_password, scrub
+from farm.publish.errors import PublishError, has_credentials, scrub
 from farm.publish.gate import REQUIRE_NONE, REQUIRE_QUALIFIED, REQUIREMENTS, unqualified_reasons
 from farm.publish.layout import FOLDERS, LAYOUTS, BranchTree, ClusterOutputs, Output, branch_trees
 from farm.publish.record import publish_predicate, sign_publish_record
@@ -69,11 +69,11 @@ def checked_destination(
         raise PublishError("publish.destination", f"--to {kind}: expected git URL or oci REGISTRY/REPO")
     if not address:
         raise PublishError("publish.destination", f"--to {kind}: the address is empty")
-    if has_password(address):
+    if has_credentials(address):
         raise PublishError(
             "publish.destination",
-            f"{scrub(address)}: a password in the URL would be stored and shown; give credentials "
-            "through git's credential helper, ssh agent or the environment instead",
+            f"{scrub(address)}: credentials in the URL would be stored and shown; give them through "
+            "git's credential helper, the ssh agent or the environment instead",
         )
     if layout not in LAYOUTS:
         raise PublishError("publish.destination", f"layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
@@ -230,7 +230,16 @@ def _deliver(
     if destination.kind == OCI:
         from farm.publish.oci import publish_to_oci
 
-        pushed = publish_to_oci(destination.address, run_id, published, keys)
+        settings = storage.settings
+        password = settings.publish_oci_password
+        pushed = publish_to_oci(
+            destination.address,
+            run_id,
+            published,
+            keys,
+            username=settings.publish_oci_username,
+            password=password.get_secret_value() if password is not None else "",
+        )
         return pushed.reference, pushed.changed, snapshot_digest, decisions
     from farm.publish.git import publish_to_git
 

@@ -13,6 +13,7 @@ import pytest
 from securesystemslib.signer import Key, Signature
 from sqlalchemy import create_engine, text
 
+from farm.publish.errors import scrub
 from publish.conftest import Farm, clone, commits, git
 
 APPS = ("app-0", "app-1", "app-2")
@@ -187,17 +188,63 @@ def test_farm_verify_all_checks_publish_records_and_reports_a_row_that_restates_
 
 
 @pytest.mark.timeout(300)
-def test_a_password_in_the_destination_url_is_refused_and_not_recorded_or_shown(
+def test_credentials_in_the_destination_url_are_refused_and_neither_recorded_nor_shown(
     farm: Farm, database_url: str
 ) -> None:
     run_id = farm.run()
     output = farm("publish", run_id, "--to", "git", "https://bot:s3cret@git.example/fleet.git", status=1)
     assert "s3cret" not in output
-    assert "Error: https://bot:***@git.example/fleet.git: a password in the URL" in output
+    assert "Error: https://bot:***@git.example/fleet.git: credentials in the URL" in output
+    output = farm("publish", run_id, "--to", "git", "https://ghp_t0ken@git.example/fleet.git", status=1)
+    assert "ghp_t0ken" not in output and "https://***@git.example/fleet.git" in output
     engine = create_engine(database_url)
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM publishes")).scalar() == 0
     engine.dispose()
+
+
+def test_a_message_shows_no_credentials_of_any_url_in_it() -> None:
+    message = "fatal: unable to access 'https://bot:s3cret@git.example/x.git/' and http://t0ken@h/y"
+    assert scrub(message) == "fatal: unable to access 'https://bot:***@git.example/x.git/' and http://***@h/y"
+    assert (
+        scrub("ssh://git@host/fleet.git and git@host:fleet.git")
+        == "ssh://***@host/fleet.git and git@host:fleet.git"
+    )
+
+
+@pytest.mark.timeout(300)
+def test_a_cluster_with_a_failed_target_is_skipped_with_the_reason_and_keeps_what_it_had(
+    farm: Farm, bare: Path, tmp_path: Path
+) -> None:
+    farm.publish(farm.run(), "--to", "git", str(bare))
+    farm.catalog.break_app("app-1")
+    run_id = _run_allowing_failures(farm)
+    result = farm.publish(run_id, "--to", "git", str(bare))
+    decisions = {entry["cluster"]: entry for entry in result["clusters"]}
+    assert not decisions["cluster-a"]["published"]
+    assert "app-1 (" in decisions["cluster-a"]["reason"]
+    assert result["changed"] is False  # every cluster skipped: the published files stay
+    files = _files(clone(bare, tmp_path / "clone"))
+    assert "clusters/cluster-a/app-1.yaml" in files
+
+
+def _run_allowing_failures(farm: Farm) -> str:
+    output = farm("run", str(farm.catalog.root), "--json", status=1)
+    return json.loads(output.splitlines()[-1])["run_id"]
+
+
+@pytest.mark.timeout(300)
+def test_a_cluster_whose_evidence_is_no_longer_current_is_skipped_by_the_qualified_gate(
+    farm: Farm, bare: Path
+) -> None:
+    farm.run()
+    farm("qualify", str(farm.catalog.root), "--executor", "local")
+    farm.catalog.write_cluster("cluster-b", ingress_class="traefik")  # its evidence is now stale
+    result = farm.publish(farm.run(), "--to", "git", str(bare), "--require", "qualified")
+    decisions = {entry["cluster"]: entry for entry in result["clusters"]}
+    assert decisions["cluster-a"]["published"] is True
+    assert decisions["cluster-b"]["published"] is False
+    assert "cluster-b is stale" in decisions["cluster-b"]["reason"]
 
 
 @pytest.mark.timeout(300)
