@@ -11,6 +11,7 @@ writes is derived from the run each time, so an attempt after a failure writes t
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 from farm.catalog import CatalogSnapshot
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust, public_key_pem
+from farm.evidence.verify import verify_render_evidence
 from farm.identity.canonical import canonical_json
 from farm.publish.errors import PublishError, has_credentials, scrub
 from farm.publish.gate import REQUIRE_NONE, REQUIRE_QUALIFIED, REQUIREMENTS, unqualified_reasons
@@ -29,8 +31,11 @@ from farm.store import publishes as rows
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
 from farm.store.models import Publish, PublishState, RunKind, utcnow
+from farm.store.objects import ObjectStoreError
 from farm.store.outputs import evidence_envelope, first_evidence_of
 from farm.store.runs import COMPLETE_RUN_STATES, TargetRow, run_by_id, targets_of_run
+
+log = logging.getLogger(__name__)
 
 GIT, OCI = "git", "oci"
 KINDS = (GIT, OCI)
@@ -182,8 +187,21 @@ def decide(
         elif cluster in gated:
             decisions.append(ClusterDecision(cluster, False, gated[cluster]))
         else:
-            decisions.append(ClusterDecision(cluster, True, "", _outputs(storage, by_cluster[cluster])))
+            outputs = _outputs(storage, by_cluster[cluster])
+            refused = _unverified(outputs, trusted, cluster)
+            decisions.append(ClusterDecision(cluster, not refused, refused, () if refused else outputs))
     return decisions
+
+
+def _unverified(outputs: tuple[Output, ...], trusted: TrustedSigners, cluster: str) -> str:
+    """Why the cluster's outputs may not publish (fail closed): the first output whose envelope
+    does not verify against its bytes and the trusted signers; "" when every one does."""
+    for output in outputs:
+        target = f"{cluster}/{output.application}"
+        _, failures = verify_render_evidence(output.digest, output.envelope, trusted, target=target)
+        if failures:
+            return f"output {output.digest} does not verify ({failures[0]}): farm verify --all says more"
+    return ""
 
 
 def _public_keys(trusted: TrustedSigners, decisions: list[ClusterDecision]) -> dict[str, str]:
@@ -264,13 +282,10 @@ def attempt(storage: Storage, signer: Signer, publish_id: int) -> PublishOutcome
     trusted = load_configured_trust(storage.settings)
     try:
         reference, changed, snapshot_digest, decisions = _deliver(storage, run_id, destination, trusted)
+    except (ObjectStoreError, LookupError) as error:  # a blob or the run's catalog unreadable
+        return _failed(storage, publish_id, attempts, PublishError("publish.run", f"run {run_id}: {error}"))
     except PublishError as error:
-        delay = storage.settings.publish_backoff_seconds * 2 ** (attempts - 1)
-        with session_scope(storage.sessions) as session:
-            rows.fail_publish(
-                session, publish_id, error=str(error), next_attempt_at=utcnow() + timedelta(seconds=delay)
-            )
-        return PublishOutcome(publish_id, PublishState.FAILED.value, error=str(error))
+        return _failed(storage, publish_id, attempts, error)
     predicate = publish_predicate(
         run_id=run_id,
         snapshot_digest=snapshot_digest,
@@ -288,7 +303,27 @@ def attempt(storage: Storage, signer: Signer, publish_id: int) -> PublishOutcome
             reference=canonical_json(reference).decode(),
             envelope_digest=envelope_digest,
         )
+    log.info(
+        "publish %s of run %s to %s: done (%s)",
+        publish_id,
+        run_id,
+        scrub(destination.address),
+        "changed" if changed else "unchanged",
+    )
     return PublishOutcome(publish_id, PublishState.DONE.value, reference, changed, tuple(decisions))
+
+
+def _failed(storage: Storage, publish_id: int, attempts: int, error: PublishError) -> PublishOutcome:
+    """Record the attempt failed, with when the next one is due; the outcome says why."""
+    delay = storage.settings.publish_backoff_seconds * 2 ** (attempts - 1)
+    with session_scope(storage.sessions) as session:
+        rows.fail_publish(
+            session, publish_id, error=str(error), next_attempt_at=utcnow() + timedelta(seconds=delay)
+        )
+    log.warning(
+        "publish %s failed (attempt %s): %s; farm publish --retry resumes it", publish_id, attempts, error
+    )
+    return PublishOutcome(publish_id, PublishState.FAILED.value, error=str(error))
 
 
 def attempt_with_backoff(storage: Storage, signer: Signer, publish_id: int) -> PublishOutcome | None:

@@ -51,7 +51,7 @@ def test_a_run_publishes_each_cluster_folder_with_envelopes_and_keys_in_one_comm
 
 
 @pytest.mark.timeout(300)
-def test_publishing_the_same_run_again_makes_no_commit_and_is_recorded_unchanged(
+def test_publishing_the_same_run_again_or_a_run_with_the_same_outputs_makes_no_commit(
     farm: Farm, bare: Path
 ) -> None:
     run_id = farm.run()
@@ -60,6 +60,8 @@ def test_publishing_the_same_run_again_makes_no_commit_and_is_recorded_unchanged
     assert commits(bare) == [first["reference"]["main"]]
     assert again["state"] == "done" and again["changed"] is False
     assert again["reference"] == first["reference"]
+    unchanged_run = farm.publish(farm.run(), "--to", "git", str(bare))  # a new run, the same outputs
+    assert unchanged_run["changed"] is False and len(commits(bare)) == 1
 
 
 @pytest.mark.timeout(300)
@@ -226,6 +228,22 @@ def test_a_cluster_with_a_failed_target_is_skipped_with_the_reason_and_keeps_wha
     assert result["changed"] is False  # every cluster skipped: the published files stay
     files = _files(clone(bare, tmp_path / "clone"))
     assert "clusters/cluster-a/app-1.yaml" in files
+
+
+@pytest.mark.timeout(300)
+def test_a_tampered_output_blob_fails_the_publish_and_publishes_nothing(
+    farm: Farm, bare: Path, tmp_path: Path
+) -> None:
+    run_id = farm.run()
+    verified = farm("verify", "--run", run_id)
+    digest = next(line.split()[-1] for line in verified.splitlines() if line.startswith("ok   output"))
+    blob = tmp_path / "objects" / "sha256" / digest
+    blob.chmod(0o644)
+    blob.write_bytes(b"kind: Secret\n")
+    failed = farm.publish(run_id, "--to", "git", str(bare), status=1)
+    assert failed["state"] == "failed" and failed["error"].startswith("publish.run")
+    assert digest in failed["error"]
+    assert commits(bare) == []
 
 
 def _run_allowing_failures(farm: Farm) -> str:
