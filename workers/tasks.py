@@ -22,7 +22,7 @@ from farm.store.context import Storage, open_storage
 from farm.store.db import STORE_ERRORS
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
-from workers.schedule import AUDIT_TASK
+from workers.schedule import AUDIT_TASK, PUBLISH_RETRY_TASK
 
 if TYPE_CHECKING:
     from farm.catalog import CatalogSnapshot
@@ -85,6 +85,16 @@ def audit_latest_run() -> str | None:
     storage = _storage()
     report = scheduled_audit(storage, _signer(), storage.settings.audit_sample)
     return report.envelope_digest if report is not None else None
+
+
+@app.task(name=PUBLISH_RETRY_TASK)
+def retry_due_publishes() -> int:
+    """Beat: attempt the publishes whose next attempt is due (a failed push after its backoff);
+    how many were attempted."""
+    from farm.publish.service import retry_unfinished
+    from farm.store.models import utcnow
+
+    return len(retry_unfinished(_storage(), _signer(), due_at=utcnow()))
 
 
 @app.task(name="farm.qualification.find_due")

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 GIT, OCI = "git", "oci"
 KINDS = (GIT, OCI)
 CLAIM_LEASE = timedelta(minutes=10)
+MAX_BACKOFF_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ def attempt(storage: Storage, signer: Signer, publish_id: int) -> PublishOutcome
 
 def _failed(storage: Storage, publish_id: int, attempts: int, error: PublishError) -> PublishOutcome:
     """Record the attempt failed, with when the next one is due; the outcome says why."""
-    delay = storage.settings.publish_backoff_seconds * 2 ** (attempts - 1)
+    delay = min(storage.settings.publish_backoff_seconds * 2 ** (attempts - 1), MAX_BACKOFF_SECONDS)
     with session_scope(storage.sessions) as session:
         rows.fail_publish(
             session, publish_id, error=str(error), next_attempt_at=utcnow() + timedelta(seconds=delay)
@@ -394,10 +395,14 @@ def attempt_pending_of_run(storage: Storage, signer: Signer, run_id: str) -> lis
     return [outcome for outcome in attempted if outcome is not None]
 
 
-def retry_unfinished(storage: Storage, signer: Signer) -> list[PublishOutcome]:
-    """``farm publish --retry``: attempt every publish still pending or failed, oldest first."""
+def retry_unfinished(
+    storage: Storage, signer: Signer, *, due_at: datetime | None = None
+) -> list[PublishOutcome]:
+    """``farm publish --retry``: attempt every publish of a complete run still pending or
+    failed, oldest first; with ``due_at`` (the beat, every minute), those whose next attempt is
+    due by then (a failed one waits its backoff; a pending one whose process died, its lease)."""
     with read_scope(storage.sessions) as session:
-        ids = [row.id for row in rows.unfinished_publishes(session)]
+        ids = [row.id for row in rows.unfinished_publishes(session, due_at=due_at)]
     return [outcome for publish_id in ids if (outcome := attempt(storage, signer, publish_id)) is not None]
 
 

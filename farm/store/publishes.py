@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from farm.store.models import Publish, PublishState, utcnow
+from farm.store.models import FleetRun, Publish, PublishState, RunState, utcnow
 
 
 def record_publish(session: Session, *, run_id: str, kind: str, destination: str, options: str) -> int:
@@ -81,15 +81,24 @@ def publishes_of_run(session: Session, run_id: str) -> list[Publish]:
     return list(session.scalars(select(Publish).where(Publish.run_id == run_id).order_by(Publish.id)))
 
 
-def unfinished_publishes(session: Session) -> list[Publish]:
-    """Publishes still pending or failed, oldest first: what ``farm publish --retry`` resumes."""
-    return list(
-        session.scalars(
-            select(Publish)
-            .where(Publish.state.in_((PublishState.PENDING.value, PublishState.FAILED.value)))
-            .order_by(Publish.id)
+def unfinished_publishes(session: Session, *, due_at: datetime | None = None) -> list[Publish]:
+    """Publishes still pending or failed whose run is complete (a publish of a run still
+    rendering waits for it), oldest first: what ``farm publish --retry`` resumes. With
+    ``due_at``, only those whose next attempt is due by then (the beat's retry)."""
+    statement = (
+        select(Publish)
+        .join(FleetRun, FleetRun.id == Publish.run_id)
+        .where(
+            Publish.state.in_((PublishState.PENDING.value, PublishState.FAILED.value)),
+            FleetRun.state.in_((RunState.COMPLETED.value, RunState.COMPLETED_WITH_FAILURES.value)),
         )
     )
+    if due_at is not None:
+        statement = statement.where(
+            or_(Publish.next_attempt_at.is_(None), Publish.next_attempt_at <= due_at),
+            or_(Publish.claimed_until.is_(None), Publish.claimed_until < due_at),
+        )
+    return list(session.scalars(statement.order_by(Publish.id)))
 
 
 def all_publishes(session: Session) -> list[Publish]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import stat
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,13 @@ from fastapi.testclient import TestClient
 from fleet.conftest import FleetEnv, fleet_env, make_catalog  # noqa: F401
 
 from farm.api import create_app
+from farm.evidence.keys import load_configured_signer
+from farm.publish.service import retry_unfinished
 from farm.settings import load_settings
 from farm.store.context import open_storage
+from farm.store.models import utcnow
 from publish.conftest import Farm, commits, git
+from workers.schedule import beat_schedule
 
 TOKEN = "publish-token"
 
@@ -72,3 +77,40 @@ def test_a_run_whose_push_is_refused_completes_with_its_publish_recorded_failed_
     resumed = json.loads(farm("publish", "--retry", "--json").splitlines()[0])
     assert resumed["state"] == "done"
     assert f"run: {run_id}" in git(bare, "log", "-1", "--format=%B", "main")
+
+
+@pytest.mark.timeout(300)
+def test_the_beat_retries_a_failed_publish_once_its_backoff_has_passed_and_not_before(
+    farm: Farm, bare: Path, tmp_path: Path, database_url: str
+) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    run_id = farm.run()
+    failed = farm.publish(
+        run_id,
+        "--to",
+        "git",
+        str(bare),
+        status=1,
+        FARM_PUBLISH_ATTEMPTS="1",
+        FARM_PUBLISH_BACKOFF_SECONDS="600",
+    )
+    assert failed["state"] == "failed"
+    hook.unlink()
+    settings = load_settings(
+        home=tmp_path / "farm", database_url=database_url, object_store=str(tmp_path / "objects")
+    )
+    storage = open_storage(settings)
+    try:
+        signer = load_configured_signer(settings)
+        assert retry_unfinished(storage, signer, due_at=utcnow()) == []  # its backoff has not passed
+        assert commits(bare) == []
+        (retried,) = retry_unfinished(storage, signer, due_at=utcnow() + timedelta(seconds=601))
+        assert retried.publish_id == failed["publish"] and retried.state == "done"
+    finally:
+        storage.close()
+    assert f"run: {run_id}" in git(bare, "log", "-1", "--format=%B", "main")
+    schedule = beat_schedule(load_settings(home=tmp_path / "farm", publish_to=f"git {bare}"))
+    assert schedule["publish-retry-due"] == {"task": "farm.publish.retry_due", "schedule": 60.0}
+    assert "publish-retry-due" not in beat_schedule(load_settings(home=tmp_path / "farm"))
