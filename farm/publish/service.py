@@ -19,7 +19,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from farm.catalog import CatalogSnapshot
-from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust, public_key_pem
 from farm.evidence.verify import verify_render_evidence
 from farm.identity.canonical import canonical_json
@@ -142,23 +141,16 @@ def _run_snapshot(storage: Storage, run_id: str) -> tuple[str, CatalogSnapshot]:
 
 
 def _outputs(storage: Storage, targets: list[TargetRow]) -> tuple[Output, ...]:
+    """Each target's manifests (its blob, checked against its digest) and DSSE envelope."""
     outputs = []
     with read_scope(storage.sessions) as session:
         for target in targets:
-            record = first_evidence_of(session, target.output_digest or "")
+            digest = target.output_digest or ""
+            record = first_evidence_of(session, digest)
             if record is None:
-                raise PublishError(
-                    "publish.evidence_missing", f"output {target.output_digest} has no evidence record"
-                )
+                raise PublishError("publish.evidence_missing", f"output {digest} has no evidence record")
             envelope = evidence_envelope(storage.objects, record)
-            outputs.append(
-                Output(
-                    target.application,
-                    target.output_digest or "",
-                    storage.objects.get(target.output_digest or ""),
-                    envelope,
-                )
-            )
+            outputs.append(Output(target.application, digest, storage.objects.get(digest), envelope))
     return tuple(outputs)
 
 
@@ -205,20 +197,10 @@ def _unverified(outputs: tuple[Output, ...], trusted: TrustedSigners, cluster: s
     return ""
 
 
-def _public_keys(trusted: TrustedSigners, decisions: list[ClusterDecision]) -> dict[str, str]:
-    """Every trusted key (older files of a skipped cluster may be signed by an older key), and
-    none that signed nothing here is missing."""
-    keys = {keyid: public_key_pem(trusted[keyid]) for keyid in trusted}
-    for decision in decisions:
-        for output in decision.outputs:
-            for signature in parse_envelope(output.envelope).signatures:
-                if signature.keyid not in keys:
-                    raise PublishError(
-                        "publish.evidence_untrusted",
-                        f"{decision.cluster}/{output.application}: signed by {signature.keyid}, which the "
-                        "trusted signers do not hold; farm verify --all says more",
-                    )
-    return keys
+def _public_keys(trusted: TrustedSigners) -> dict[str, str]:
+    """Every trusted key, PEM by key id: a skipped cluster's files, published before, may be
+    signed by an older key still trusted."""
+    return {keyid: public_key_pem(trusted[keyid]) for keyid in trusted}
 
 
 def commit_message(
@@ -244,30 +226,52 @@ def _deliver(
     """Deliver once: (reference, changed, snapshot digest, decisions)."""
     snapshot_digest, snapshot = _run_snapshot(storage, run_id)
     decisions = decide(storage, run_id, snapshot, destination.require, trusted)
-    keys = _public_keys(trusted, decisions)
     published = [ClusterOutputs(d.cluster, d.outputs) for d in decisions if d.published]
     if destination.kind == OCI:
-        from farm.publish.oci import publish_to_oci
-
-        settings = storage.settings
-        password = settings.publish_oci_password
-        pushed = publish_to_oci(
-            destination.address,
-            run_id,
-            published,
-            keys,
-            username=settings.publish_oci_username,
-            password=password.get_secret_value() if password is not None else "",
+        reference, changed = _to_oci(storage, destination, run_id, published, _public_keys(trusted))
+    else:
+        clusters = sorted({entry.name for entry in snapshot.clusters} | {d.cluster for d in decisions})
+        trees = branch_trees(
+            destination.layout, destination.branch, published, clusters, _public_keys(trusted)
         )
-        return pushed.reference, pushed.changed, snapshot_digest, decisions
+        reference, changed = _to_git(destination, trees, run_id, snapshot_digest, decisions)
+    return reference, changed, snapshot_digest, decisions
+
+
+def _to_git(
+    destination: Destination,
+    trees: dict[str, BranchTree],
+    run_id: str,
+    snapshot_digest: str,
+    decisions: list[ClusterDecision],
+) -> tuple[dict[str, str], bool]:
     from farm.publish.git import publish_to_git
 
-    all_clusters = sorted({entry.name for entry in snapshot.clusters} | {d.cluster for d in decisions})
-    trees = branch_trees(destination.layout, destination.branch, published, all_clusters, keys)
     result = publish_to_git(
         destination.address, trees, lambda tree: commit_message(run_id, snapshot_digest, decisions, tree)
     )
-    return result.heads, bool(result.committed), snapshot_digest, decisions
+    return result.heads, bool(result.committed)
+
+
+def _to_oci(
+    storage: Storage,
+    destination: Destination,
+    run_id: str,
+    published: list[ClusterOutputs],
+    public_keys: dict[str, str],
+) -> tuple[dict[str, str], bool]:
+    from farm.publish.oci import publish_to_oci
+
+    password = storage.settings.publish_oci_password
+    pushed = publish_to_oci(
+        destination.address,
+        run_id,
+        published,
+        public_keys,
+        username=storage.settings.publish_oci_username,
+        password=password.get_secret_value() if password is not None else "",
+    )
+    return pushed.reference, pushed.changed
 
 
 def attempt(storage: Storage, signer: Signer, publish_id: int) -> PublishOutcome | None:
