@@ -66,8 +66,8 @@ class _Repository:
             heads[ref.removeprefix("refs/heads/")] = sha
         return heads
 
-    def tracked(self, prefix: str) -> list[str]:
-        listed = self.git("ls-files", "-z", "--", prefix or ".").stdout
+    def tracked(self) -> list[str]:
+        listed = self.git("ls-files", "-z").stdout
         return [path for path in listed.split("\0") if path]
 
     def identity(self) -> list[str]:
@@ -79,18 +79,22 @@ class _Repository:
         return ["-c", f"user.name={DEFAULT_NAME}", "-c", f"user.email={DEFAULT_EMAIL}"]
 
 
+def _stale(path: str, tree: BranchTree) -> bool:
+    """Whether the tracked file ``path``, not among the tree's files, goes: it is under a prefix
+    the publish replaces, or in the folder of a cluster the run no longer has."""
+    if any(path.startswith(prefix) for prefix in tree.replace):
+        return True
+    if tree.known_clusters is None or not path.startswith(CLUSTERS_FOLDER):
+        return False
+    return path.removeprefix(CLUSTERS_FOLDER).split("/", 1)[0] not in tree.known_clusters
+
+
 def _write_tree(repository: _Repository, tree: BranchTree) -> None:
     root = repository.folder
     wanted = set(tree.files)
-    for prefix in tree.replace:
-        for path in repository.tracked(prefix):
-            if path not in wanted:
-                (root / path).unlink()
-    if tree.known_clusters is not None:
-        for path in repository.tracked(CLUSTERS_FOLDER):
-            cluster = path.removeprefix(CLUSTERS_FOLDER).split("/", 1)[0]
-            if cluster not in tree.known_clusters:
-                (root / path).unlink()
+    for path in repository.tracked():
+        if path not in wanted and _stale(path, tree):
+            (root / path).unlink()
     for path, data in tree.files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,18 @@ def test_a_removed_target_has_its_files_removed(farm: Farm, bare: Path, tmp_path
 
 
 @pytest.mark.timeout(300)
+def test_the_folder_of_a_cluster_the_catalog_no_longer_has_is_removed(
+    farm: Farm, bare: Path, tmp_path: Path
+) -> None:
+    farm.publish(farm.run(), "--to", "git", str(bare))
+    (farm.catalog.root / "clusters" / "cluster-b.yaml").unlink()
+    farm.publish(farm.run(), "--to", "git", str(bare))
+    files = _files(clone(bare, tmp_path / "clone"))
+    assert not any(name.startswith("clusters/cluster-b/") for name in files)
+    assert "clusters/cluster-a/app-0.yaml" in files
+
+
+@pytest.mark.timeout(300)
 def test_the_qualified_gate_publishes_a_qualified_cluster_and_skips_an_unqualified_one_with_the_reason(
     farm: Farm, bare: Path, tmp_path: Path
 ) -> None:
