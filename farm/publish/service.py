@@ -325,9 +325,7 @@ def _failed(storage: Storage, publish_id: int, attempts: int, error: PublishErro
         rows.fail_publish(
             session, publish_id, error=str(error), next_attempt_at=utcnow() + timedelta(seconds=delay)
         )
-    log.warning(
-        "publish %s failed (attempt %s): %s; farm publish --retry resumes it", publish_id, attempts, error
-    )
+    log.info("publish %s failed (attempt %s): %s", publish_id, attempts, error)
     return PublishOutcome(publish_id, PublishState.FAILED.value, error=str(error))
 
 
@@ -396,7 +394,16 @@ def attempt_pending_of_run(storage: Storage, signer: Signer, run_id: str) -> lis
             if row.state == PublishState.PENDING.value and row.attempts == 0
         ]
     attempted = [attempt_with_backoff(storage, signer, publish_id) for publish_id in ids]
-    return [outcome for outcome in attempted if outcome is not None]
+    outcomes = [outcome for outcome in attempted if outcome is not None]
+    for outcome in outcomes:
+        if outcome.error:  # the run stays complete; its publish is reported and kept
+            log.warning(
+                "run %s: publish %s failed: %s; farm publish --retry resumes it",
+                run_id,
+                outcome.publish_id,
+                outcome.error,
+            )
+    return outcomes
 
 
 def retry_unfinished(
