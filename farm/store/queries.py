@@ -170,6 +170,15 @@ def stored_snapshot(session: Session, objects: ObjectStore, digest: str) -> Stor
     )
 
 
+def snapshot_manifest(session: Session, objects: ObjectStore, digest: str) -> dict | None:
+    """The manifest of recorded snapshot ``digest`` (its documents by digest), or None when the
+    snapshot is unknown or was recorded without one."""
+    row = session.get(CatalogSnapshot, digest)
+    if row is None or row.blob_digest is None:
+        return None
+    return json.loads(objects.get(row.blob_digest))
+
+
 def snapshot_name(objects: ObjectStore, row: CatalogSnapshot) -> str:
     """The fleet name a snapshot's manifest records ("" when it has none)."""
     return json.loads(objects.get(row.blob_digest)).get("name", "") if row.blob_digest else ""
