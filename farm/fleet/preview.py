@@ -182,7 +182,7 @@ def _profile_causes(old: dict[str, Any], new: dict[str, Any], inputs: ChangedInp
         return causes or [Cause(RESOLVED)]
     cluster = (new.get("sources") or {}).get("clusterProfile", "").removesuffix(".yaml")
     if inputs.cluster_profile_changed(cluster):
-        causes.append(Cause(CLUSTER_PROFILE, (f"{cluster}.yaml",)))
+        causes.append(Cause(CLUSTER_PROFILE))
     declarations = inputs.declarations_of(cluster)
     if declarations:
         causes.append(Cause(DECLARATION, declarations))

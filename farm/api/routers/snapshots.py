@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel
@@ -51,12 +51,26 @@ class AffectedTarget(BaseModel):
     causes: list[str]
 
 
+class KeyDiff(BaseModel):
+    path: str  # e.g. spec.capabilities.expose.rendering.ingressClassName
+    kind: str  # added | removed | changed
+    old: Any
+    new: Any
+
+
+class DocumentDiff(BaseModel):
+    path: str  # the document's path in the catalog (default folder names)
+    kind: str  # added | removed | changed
+    keys: list[KeyDiff]  # for a changed document: every key whose value differs
+
+
 class SnapshotDiff(BaseModel):
     old: str
     new: str
     applications: Changes
     clusters: Changes
     profiles: Changes
+    documents: list[DocumentDiff]  # every input document that differs, with its keys
     unchanged: int  # targets whose request is the same in both snapshots
     affected: list[AffectedTarget]  # every other target of the new snapshot, with its causes
     removed: list[AffectedTarget]
@@ -127,6 +141,7 @@ def snapshot_diff(storage: Storage, old_digest: str, new_digest: str) -> Snapsho
         applications=_changes(old.applications, new.applications),
         clusters=_changes(old.clusters, new.clusters),
         profiles=_changes(old.profiles, new.profiles),
+        documents=[DocumentDiff.model_validate(document.as_json()) for document in plan.documents],
         unchanged=plan.cached_outputs,
         affected=[
             AffectedTarget(application=t.application, cluster=t.cluster, causes=[str(c) for c in t.causes])
