@@ -160,8 +160,10 @@ def refresh_state(
     now: datetime,
     max_age: timedelta,
     cause: str,
+    snapshot_digest: str | None = None,
 ) -> bool:
-    """Store the derived state; append an event when state or reason changed. True if it changed."""
+    """Store the derived state; append an event when state or reason changed (naming the snapshot
+    ``today`` was read from, when given). True if it changed."""
     derived, evidence_id = recompute(session, subject, today, trusted_keyids, now, max_age)
     changed = (derived.state, derived.reason) != (subject.state, subject.reason)
     if changed:
@@ -173,6 +175,7 @@ def refresh_state(
                 reason=derived.reason,
                 cause=cause,
                 at=now,
+                snapshot_digest=snapshot_digest,
             )
         )
         subject.state, subject.reason, subject.since = derived.state, derived.reason, now

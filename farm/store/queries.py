@@ -58,7 +58,8 @@ def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | 
 
 def previous_run_of_target(session: Session, run_id: str, application: str, cluster: str) -> str | None:
     """The newest complete fleet run of the same fleet before ``run_id`` that rendered
-    (application, cluster): never a qualification's partial run."""
+    (application, cluster) to an output: never a qualification's partial run, and never a run where
+    it failed (a target fixed after a failure is compared with its last rendered output)."""
     run = select(FleetRun.created_at, FleetRun.fleet).where(FleetRun.id == run_id).subquery()
     return session.scalar(
         select(RenderTarget.run_id)
@@ -66,6 +67,7 @@ def previous_run_of_target(session: Session, run_id: str, application: str, clus
         .where(
             RenderTarget.application == application,
             RenderTarget.cluster_profile == cluster,
+            RenderTarget.output_digest.is_not(None),
             FleetRun.created_at < select(run.c.created_at).scalar_subquery(),
             FleetRun.fleet.is_not_distinct_from(select(run.c.fleet).scalar_subquery()),
             FleetRun.kind == RunKind.FLEET.value,
