@@ -62,6 +62,8 @@ def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
             "total": summary.total,
             "done": summary.done,
             "failed": summary.failed,
+            "rendered": summary.counts.get(JobState.SUCCEEDED.value, 0),
+            "cached": summary.counts.get(JobState.CACHED.value, 0),
         }
         for summary in runs_progress(storage, rows[:20])
     ]
