@@ -269,3 +269,29 @@ def test_the_runs_list_shows_counts_rendered_and_cached_differ_long_names_wrap_a
         assert "v2.0.0" in diff.inner_text()
         assert diff.bounding_box()["y"] < output.bounding_box()["y"]
         page.screenshot(path=str(ARTIFACTS / "counts-3-target-diff-first.png"), full_page=True)
+
+
+@pytest.mark.timeout(120)
+def test_docs_renders_every_operation_with_the_network_to_other_hosts_blocked(
+    served: str, tmp_path: Path
+) -> None:
+    own_host = served.removeprefix("http://")
+    refused: list[str] = []
+
+    def only_own_host(route, request) -> None:  # noqa: ANN001 (playwright's types)
+        if request.url.split("/")[2] == own_host:
+            route.continue_()
+        else:
+            refused.append(request.url)
+            route.abort()
+
+    with _browser(tmp_path / "profile") as page:
+        page.route("**/*", only_own_host)
+        page.goto(served + "/docs")
+        page.locator(".opblock").first.wait_for(timeout=30_000)
+        paths = page.locator(".opblock-summary-path").all_inner_texts()
+        assert "/api/runs" in [p.replace("\u200b", "") for p in paths]
+        operations = httpx.get(served + "/openapi.json").json()["paths"].values()
+        assert len(paths) == sum(len(methods) for methods in operations)
+        page.screenshot(path=str(ARTIFACTS / "docs-offline.png"), full_page=True)
+    assert refused == []
