@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from farm.api.access_log import log_request
 from farm.api.docs import add_docs
+from farm.api.health import add_probes
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import RequestGate, error_response, require_read_token
 from farm.api.strict import bounded_detail, refuse_unknown_query
@@ -65,6 +66,7 @@ def create_app(
         app.include_router(router, prefix="/api")
     app.include_router(pages.router)
     add_docs(app)
+    add_probes(app)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
     # the token and the body bound before anything reads the body; inside the access log

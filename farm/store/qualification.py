@@ -23,6 +23,7 @@ from farm.store.models import (
     QualificationRun,
     QualificationSubject,
 )
+from farm.store.paging import Ordering, SortKey, keyset_page
 
 
 def ensure_subject(session: Session, cluster: str, selection: str, now: datetime) -> QualificationSubject:
@@ -205,6 +206,32 @@ def claim_for_enqueue(session: Session, subject_id: int, now: datetime, lease: t
         .values(claimed_until=now + lease)
     )
     return result.rowcount == 1
+
+
+SUBJECT_ORDERINGS: dict[str, Ordering] = {
+    "subject": (
+        SortKey("cluster_profile", QualificationSubject.cluster_profile),
+        SortKey("selection", QualificationSubject.selection),
+        SortKey("id", QualificationSubject.id),
+    ),
+    "state": (
+        SortKey("state", QualificationSubject.state),
+        SortKey("cluster_profile", QualificationSubject.cluster_profile),
+        SortKey("selection", QualificationSubject.selection),
+        SortKey("id", QualificationSubject.id),
+    ),
+    "-since": (
+        SortKey("since", QualificationSubject.since, True),
+        SortKey("id", QualificationSubject.id, True),
+    ),
+}
+
+
+def subjects_page(session: Session, sort: str, after: list | None, limit: int) -> list[QualificationSubject]:
+    """One page of subjects in ``sort`` order (``SUBJECT_ORDERINGS``), after the key ``after``."""
+    return list(
+        session.scalars(keyset_page(select(QualificationSubject), SUBJECT_ORDERINGS[sort], after, limit))
+    )
 
 
 def subjects(session: Session) -> list[QualificationSubject]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
+from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.routers.snapshots import DocumentDiff
 from farm.api.security import require_token
 from farm.api.strict import SubjectId
@@ -140,10 +141,26 @@ def subject_timeline(storage: Storage, subject_id: int) -> SubjectTimeline:
     return SubjectTimeline(subject=subject, entries=entries)
 
 
+SubjectSort = Literal["subject", "state", "-since"]
+
+
 @router.get("/qualification")
-def list_subjects(request: Request) -> list[Subject]:
-    """Every subject with its state, reason and since (the board of ``farm qualification``)."""
-    return board(request.app.state.storage)
+def list_subjects(
+    request: Request,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=5_000)] = 500,
+    cursor: str | None = None,
+    sort: SubjectSort = "subject",
+) -> list[Subject]:
+    """Subjects with their state, reason and since (the board of ``farm qualification``), by
+    subject, state or latest change; the ``Link`` header names the next page."""
+    ordering = records.SUBJECT_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
+    with read_scope(request.app.state.storage.sessions) as session:
+        rows, last = page_of(records.subjects_page(session, sort, after, limit + 1), limit)
+        subjects = [_subject(row) for row in rows]
+        link_next(request, response, encode_cursor(sort, ordering, last) if last is not None else None)
+    return subjects
 
 
 @router.get("/qualification/{subject_id}")
