@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
-from fleet.test_celery import (  # noqa: F401 (fixtures)
+from fleet.test_celery import (
     EXAMPLE_FLEET,
     CeleryFarm,
-    celery_farm,
-    farm_source,
-    redis_broker,
     wait_until,
 )
 from sqlalchemy import func, select
