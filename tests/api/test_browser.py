@@ -270,6 +270,13 @@ def test_the_runs_list_shows_counts_rendered_and_cached_differ_long_names_wrap_a
         assert diff.bounding_box()["y"] < output.bounding_box()["y"]
         page.screenshot(path=str(ARTIFACTS / "counts-3-target-diff-first.png"), full_page=True)
 
+        page.goto(base + "/snapshots")
+        page.locator("a.diff-link").first.click()  # the second run's catalog against the first's
+        page.wait_for_url("**/diff/**")
+        document = page.locator("details.document[data-path='applications/app-0/app.yaml']")
+        assert "ghcr.io/example/app:v2.0.0" in document.locator("tr.key.changed").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "counts-4-snapshot-diff-keys.png"), full_page=True)
+
 
 @pytest.mark.timeout(120)
 def test_docs_renders_every_operation_with_the_network_to_other_hosts_blocked(
