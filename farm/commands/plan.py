@@ -46,6 +46,8 @@ def _baseline(
 
 def _print_documents(plan: Plan) -> None:
     """Each changed input document and the keys that changed in it (``farm plan -v``)."""
+    if plan.against == "nothing":  # every target is added: there is nothing to compare a document with
+        return
     typer.echo(f"  input documents changed: {len(plan.documents)}")
     for document in plan.documents:
         typer.echo(f"    {document.path} ({document.kind})")
