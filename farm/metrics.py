@@ -7,6 +7,9 @@
   histograms observed in ``farm/fleet/jobs.py``.
 - ``farm_cache_lookups_total{result="hit"|"miss"}``: counted at planning; the hit ratio is
   ``rate(...{result="hit"}) / rate(...)``.
+- ``farm_http_request_seconds{method,route,status}``: a histogram of the API's requests, by route
+  template (``/api/runs/{run_id}``, never the id itself: the label set stays small), observed in
+  ``farm/api/access_log.py``; its ``_count`` is the request counter.
 
 The API mounts ``prometheus_client.make_asgi_app()``; ``farm worker --metrics-port N`` serves the
 same from a worker (its pool processes write to a multiprocess folder the server reads).
@@ -39,6 +42,14 @@ CACHE_LOOKUPS = Counter(
     "farm_cache_lookups",
     "Targets whose action key was looked up at planning, by result (hit: output or failure cached).",
     ["result"],
+)
+
+
+HTTP_SECONDS = Histogram(
+    "farm_http_request_seconds",
+    "Seconds the API took to answer a request, by method, route template and status code.",
+    ["method", "route", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 
 

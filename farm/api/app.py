@@ -12,6 +12,8 @@ from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from farm.api.access_log import log_request
+from farm.api.docs import add_docs
+from farm.api.health import add_probes
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import RequestGate, error_response, require_read_token
 from farm.api.strict import bounded_detail, refuse_unknown_query
@@ -34,7 +36,12 @@ def create_app(
     read_requires_token: bool = False,
 ) -> FastAPI:
     """The farm's API over ``storage``; ``catalogs`` maps a fleet name to the folder it is read from."""
-    app = FastAPI(title="farm", dependencies=[Depends(refuse_unknown_query), Depends(require_read_token)])
+    app = FastAPI(
+        title="farm",
+        dependencies=[Depends(refuse_unknown_query), Depends(require_read_token)],
+        docs_url=None,  # served by add_docs from package data
+        redoc_url=None,
+    )
     app.state.storage = storage
     app.state.catalogs = dict(catalogs or {})
     app.state.token = token
@@ -58,6 +65,8 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router, prefix="/api")
     app.include_router(pages.router)
+    add_docs(app)
+    add_probes(app)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
     # the token and the body bound before anything reads the body; inside the access log

@@ -44,7 +44,22 @@ def _baseline(
     return run_baseline(storage, run_id) if run_id is not None else None
 
 
-def _print(plan: Plan) -> None:
+def _print_documents(plan: Plan) -> None:
+    """Each changed input document and the keys that changed in it (``farm plan -v``)."""
+    if plan.against == "nothing":  # every target is added: there is nothing to compare a document with
+        return
+    typer.echo(f"  input documents changed: {len(plan.documents)}")
+    for document in plan.documents:
+        typer.echo(f"    {document.path} ({document.kind})")
+        for key in document.keys[:SHOWN_PER_CAUSE]:
+            typer.echo(f"      {key}")
+        if len(document.keys) > SHOWN_PER_CAUSE:
+            typer.echo(
+                f"      … and {len(document.keys) - SHOWN_PER_CAUSE} more (farm plan --json lists them all)"
+            )
+
+
+def _print(plan: Plan, verbose: bool = False) -> None:
     echo = typer.echo
     echo(f"plan of fleet {plan.fleet} (snapshot {plan.snapshot_digest[:12]}) against {plan.against}")
     cached = plan.cached_outputs + plan.cached_failures
@@ -64,6 +79,8 @@ def _print(plan: Plan) -> None:
             echo(f"    {refused.application}/{refused.cluster}: {refused.code}: {refused.message}")
         if len(plan.refused) > SHOWN_PER_CAUSE:
             echo(f"    … and {len(plan.refused) - SHOWN_PER_CAUSE} more (farm plan --json lists them all)")
+    if verbose:
+        _print_documents(plan)
 
 
 def plan_command(
@@ -75,6 +92,9 @@ def plan_command(
         None, "--against-catalog", help="compare with another catalog folder"
     ),
     as_json: bool = typer.Option(False, "--json", help="print the plan as one JSON object"),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="also list each changed input document and the keys that changed"
+    ),
 ) -> None:
     """Preview a catalog change: which targets would render and why. Renders nothing.
 
@@ -96,7 +116,7 @@ def plan_command(
     if as_json:
         typer.echo(json.dumps(plan.as_json(), sort_keys=True))
     else:
-        _print(plan)
+        _print(plan, verbose)
     if plan.reports_something:
         raise typer.Exit(2)
 

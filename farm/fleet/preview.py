@@ -18,11 +18,13 @@ from typing import Any
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
+from farm.catalog.changes import ChangedInputs, DocumentChange, Fetch, document_changes
+from farm.catalog.snapshot import digest_bytes
 from farm.fleet.planner import key_targets
 from farm.identity.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
-from farm.store.queries import StoredSnapshot, stored_snapshot
+from farm.store.queries import StoredSnapshot, snapshot_manifest, stored_snapshot
 from farm.store.runs import latest_fleet_run, run_by_id, targets_of_run
 from farm.store.snapshots import RequestReader, persist_snapshot
 
@@ -30,13 +32,29 @@ APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
 VALUES = "values changed"
 CHART = "chart changed"  # a chart archive's digest or the helm version that renders it
-SELECTION = "profile selection or declaration changed"
+SELECTION = "profile selection changed"
+DECLARATION = "profile declaration changed"
+# a resolved ClusterProfile changed and no compared document says why (no manifest to compare)
+RESOLVED = "profile selection or declaration changed"
 NAMESPACE = "namespace/flags changed"
 CORE = "core version changed"
 ADDED = "target added"
 REMOVED = "target removed"
 NOT_CACHED = "not in the cache"  # same request, same core: the output was collected or never made
-CAUSES = (APPLICATION, CLUSTER_PROFILE, VALUES, CHART, SELECTION, NAMESPACE, CORE, ADDED, NOT_CACHED, REMOVED)
+CAUSES = (
+    APPLICATION,
+    CLUSTER_PROFILE,
+    VALUES,
+    CHART,
+    SELECTION,
+    DECLARATION,
+    RESOLVED,
+    NAMESPACE,
+    CORE,
+    ADDED,
+    NOT_CACHED,
+    REMOVED,
+)
 
 TargetKey = tuple[str, str]  # (application, cluster)
 
@@ -59,6 +77,8 @@ class Baseline:
     requests: dict[TargetKey, str | None]
     descriptor: Callable[[str], dict[str, Any]]
     run_id: str | None = None
+    manifest: dict[str, Any] | None = None  # the compared snapshot's documents, when known
+    fetch: Fetch | None = None  # reads those documents by digest
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,7 @@ class Plan:
     render: list[PlannedTarget] = field(default_factory=list)
     removed: list[TargetKey] = field(default_factory=list)
     refused: list[RefusedTarget] = field(default_factory=list)
+    documents: list[DocumentChange] = field(default_factory=list)  # input documents that changed
 
     @property
     def reports_something(self) -> bool:
@@ -121,6 +142,7 @@ class Plan:
                 {"application": r.application, "cluster": r.cluster, "code": r.code, "message": r.message}
                 for r in self.refused
             ],
+            "documents": [document.as_json() for document in self.documents],
         }
 
 
@@ -150,8 +172,28 @@ def _changed_charts(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, ...]
     return tuple(changed)
 
 
-def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
-    """What differs between two request descriptors of one target, field by field."""
+def _profile_causes(old: dict[str, Any], new: dict[str, Any], inputs: ChangedInputs | None) -> list[Cause]:
+    """Why a target's resolved ClusterProfile changed: its selection, its ClusterProfile, its
+    declaration (read off the changed documents), or, with no documents to read, either."""
+    causes = []
+    if old.get("selection") != new.get("selection"):
+        causes.append(Cause(SELECTION))
+    if inputs is None:
+        return causes or [Cause(RESOLVED)]
+    cluster = (new.get("sources") or {}).get("clusterProfile", "").removesuffix(".yaml")
+    if inputs.cluster_profile_changed(cluster):
+        causes.append(Cause(CLUSTER_PROFILE))
+    declarations = inputs.declarations_of(cluster)
+    if declarations:
+        causes.append(Cause(DECLARATION, declarations))
+    return causes or [Cause(RESOLVED)]
+
+
+def request_causes(
+    old: dict[str, Any], new: dict[str, Any], inputs: ChangedInputs | None = None
+) -> list[Cause]:
+    """What differs between two request descriptors of one target, field by field; ``inputs``
+    (the documents that changed) names what changed a resolved ClusterProfile."""
     causes = []
     app_files = tuple(
         name
@@ -173,16 +215,23 @@ def request_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     if charts:
         causes.append(Cause(CHART, charts))
     if profile_changed:
-        causes.append(Cause(SELECTION))
+        causes += _profile_causes(old, new, inputs)
     if old.get("namespace") != new.get("namespace") or old.get("sets") != new.get("sets"):
         causes.append(Cause(NAMESPACE))
     return causes
 
 
 def _target_causes(
-    new: dict[str, Any], old_digest: str | None, new_digest: str, baseline: Baseline, version: str
+    new: dict[str, Any],
+    old_digest: str | None,
+    new_digest: str,
+    baseline: Baseline,
+    version: str,
+    inputs: ChangedInputs | None,
 ) -> tuple[Cause, ...]:
-    causes = [] if old_digest == new_digest else request_causes(baseline.descriptor(old_digest or ""), new)
+    causes = (
+        [] if old_digest == new_digest else request_causes(baseline.descriptor(old_digest or ""), new, inputs)
+    )
     if baseline.core_version != version:
         causes.append(Cause(CORE))
     return tuple(causes) or (Cause(NOT_CACHED),)
@@ -199,7 +248,12 @@ class PlanEntry:
 
 
 def plan_entries(
-    fleet: str, snapshot_digest: str, entries: Sequence[PlanEntry], baseline: Baseline | None, version: str
+    fleet: str,
+    snapshot_digest: str,
+    entries: Sequence[PlanEntry],
+    baseline: Baseline | None,
+    version: str,
+    documents: list[DocumentChange] | None = None,
 ) -> Plan:
     """The plan of ``entries`` against ``baseline``: every uncached target with its causes.
 
@@ -207,6 +261,8 @@ def plan_entries(
     snapshots (``snapshot_plan``).
     """
     plan = Plan(fleet, snapshot_digest, baseline.label if baseline else "nothing", len(entries))
+    plan.documents = list(documents or [])
+    inputs = ChangedInputs(tuple(documents)) if documents is not None else None
     previous = baseline.requests if baseline else {}
     for entry in entries:
         if entry.cached == "output":
@@ -217,7 +273,7 @@ def plan_entries(
             plan.render.append(PlannedTarget(*entry.key, (Cause(ADDED),)))
         else:
             causes = _target_causes(
-                entry.descriptor(), previous[entry.key], entry.request_digest, baseline, version
+                entry.descriptor(), previous[entry.key], entry.request_digest, baseline, version, inputs
             )
             plan.render.append(PlannedTarget(*entry.key, causes))
     current = {entry.key for entry in entries}
@@ -250,10 +306,20 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
         entries.append(
             PlanEntry((target.application, target.cluster), request.digest, request.descriptor, cached)
         )
-    plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
+    documents = _changed_documents(baseline, snapshot.content(), storage.objects.get)
+    plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version, documents)
     plan.total += len(refused)
     plan.refused = refused
     return plan
+
+
+def _changed_documents(
+    baseline: Baseline | None, manifest: dict[str, Any], fetch: Fetch
+) -> list[DocumentChange] | None:
+    """The input documents that differ from the baseline's; None when it names no documents."""
+    if baseline is None or baseline.manifest is None or baseline.fetch is None:
+        return None
+    return document_changes(baseline.manifest, manifest, baseline.fetch, fetch)
 
 
 def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:
@@ -278,9 +344,11 @@ def run_baseline(storage: Storage, run_id: str) -> Baseline:
             raise LookupError(f"--against: run {run_id} does not exist (farm runs lists them)")
         version = run.core_version
         rows = targets_of_run(session, run_id)
+        manifest = snapshot_manifest(session, storage.objects, run.snapshot_digest)
     requests = {(row.application, row.cluster_profile): row.request_digest for row in rows}
     packs = {row.request_digest: row.request_pack for row in rows if row.request_digest}
-    return Baseline(f"run {run_id}", version, requests, _stored_descriptor(storage, packs), run_id)
+    descriptor = _stored_descriptor(storage, packs)
+    return Baseline(f"run {run_id}", version, requests, descriptor, run_id, manifest, storage.objects.get)
 
 
 def catalog_baseline(snapshot: CatalogSnapshot, label: str) -> Baseline:
@@ -288,7 +356,15 @@ def catalog_baseline(snapshot: CatalogSnapshot, label: str) -> Baseline:
     requests = {(tr.target.application, tr.target.cluster): tr.request for tr in snapshot.target_requests}
     descriptors = {request.digest: request.descriptor() for request in requests.values()}
     digests: dict[TargetKey, str | None] = {key: request.digest for key, request in requests.items()}
-    return Baseline(label, core_version(), digests, lambda digest: descriptors.get(digest, {}))
+    blobs = {digest_bytes(blob): blob for blob in snapshot.documents()}
+    return Baseline(
+        label,
+        core_version(),
+        digests,
+        lambda digest: descriptors.get(digest, {}),
+        manifest=snapshot.content(),
+        fetch=blobs.__getitem__,
+    )
 
 
 def latest_run_of_fleet(storage: Storage, fleet: str) -> str | None:
@@ -299,12 +375,13 @@ def latest_run_of_fleet(storage: Storage, fleet: str) -> str | None:
         return run.id if run is not None else None
 
 
-def _stored(storage: Storage, digest: str) -> StoredSnapshot:
+def _stored(storage: Storage, digest: str) -> tuple[StoredSnapshot, dict[str, Any] | None]:
     with read_scope(storage.sessions) as session:
         stored = stored_snapshot(session, storage.objects, digest)
+        manifest = snapshot_manifest(session, storage.objects, digest)
     if stored is None:
         raise LookupError(f"no catalog snapshot {digest}")
-    return stored
+    return stored, manifest
 
 
 def snapshot_plan(
@@ -316,14 +393,23 @@ def snapshot_plan(
     it, whatever the action cache holds today); every other target gets its causes from the
     same classification as ``farm plan``. LookupError when either snapshot is unknown.
     """
-    old, new = _stored(storage, old_digest), _stored(storage, new_digest)
+    (old, old_manifest), (new, new_manifest) = _stored(storage, old_digest), _stored(storage, new_digest)
     descriptor = _stored_descriptor(storage, {**old.pack_of_request(), **new.pack_of_request()})
     requests: dict[TargetKey, str | None] = {key: request for key, (_, request) in old.targets.items()}
-    baseline = Baseline(f"snapshot {old_digest}", core_version(), requests, descriptor)
+    baseline = Baseline(
+        f"snapshot {old_digest}",
+        core_version(),
+        requests,
+        descriptor,
+        None,
+        old_manifest,
+        storage.objects.get,
+    )
     entries = [
         PlanEntry(
             key, request, partial(descriptor, request), "output" if requests.get(key) == request else None
         )
         for key, (_, request) in sorted(new.targets.items())
     ]
-    return old, new, plan_entries(new.name, new_digest, entries, baseline, baseline.core_version)
+    documents = _changed_documents(baseline, new_manifest, storage.objects.get) if new_manifest else None
+    return old, new, plan_entries(new.name, new_digest, entries, baseline, baseline.core_version, documents)

@@ -225,7 +225,14 @@ def refresh_all(
             if cluster not in todays:
                 todays[cluster] = today_for(snapshot, cluster)
             records.refresh_state(
-                session, subject, todays[cluster], trusted_keyids, now, max_age(storage), cause
+                session,
+                subject,
+                todays[cluster],
+                trusted_keyids,
+                now,
+                max_age(storage),
+                cause,
+                snapshot.digest,
             )
             board[(cluster, selection)] = (subject.state, subject.reason)
     return board

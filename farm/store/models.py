@@ -475,6 +475,8 @@ class QualificationEvent(Base):
     reason: Mapped[str] = mapped_column(String(64), default="")
     cause: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # the catalog snapshot the state was derived against (NULL on rows older than migration 0017)
+    snapshot_digest: Mapped[str | None] = mapped_column(String(64))
 
 
 # Every column that names a blob in object storage, with the condition under which a row's value

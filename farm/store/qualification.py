@@ -23,6 +23,7 @@ from farm.store.models import (
     QualificationRun,
     QualificationSubject,
 )
+from farm.store.paging import Ordering, SortKey, keyset_page
 
 
 def ensure_subject(session: Session, cluster: str, selection: str, now: datetime) -> QualificationSubject:
@@ -160,8 +161,10 @@ def refresh_state(
     now: datetime,
     max_age: timedelta,
     cause: str,
+    snapshot_digest: str | None = None,
 ) -> bool:
-    """Store the derived state; append an event when state or reason changed. True if it changed."""
+    """Store the derived state; append an event when state or reason changed (naming the snapshot
+    ``today`` was read from, when given). True if it changed."""
     derived, evidence_id = recompute(session, subject, today, trusted_keyids, now, max_age)
     changed = (derived.state, derived.reason) != (subject.state, subject.reason)
     if changed:
@@ -173,6 +176,7 @@ def refresh_state(
                 reason=derived.reason,
                 cause=cause,
                 at=now,
+                snapshot_digest=snapshot_digest,
             )
         )
         subject.state, subject.reason, subject.since = derived.state, derived.reason, now
@@ -202,6 +206,32 @@ def claim_for_enqueue(session: Session, subject_id: int, now: datetime, lease: t
         .values(claimed_until=now + lease)
     )
     return result.rowcount == 1
+
+
+SUBJECT_ORDERINGS: dict[str, Ordering] = {
+    "subject": (
+        SortKey("cluster_profile", QualificationSubject.cluster_profile),
+        SortKey("selection", QualificationSubject.selection),
+        SortKey("id", QualificationSubject.id),
+    ),
+    "state": (
+        SortKey("state", QualificationSubject.state),
+        SortKey("cluster_profile", QualificationSubject.cluster_profile),
+        SortKey("selection", QualificationSubject.selection),
+        SortKey("id", QualificationSubject.id),
+    ),
+    "-since": (
+        SortKey("since", QualificationSubject.since, True),
+        SortKey("id", QualificationSubject.id, True),
+    ),
+}
+
+
+def subjects_page(session: Session, sort: str, after: list | None, limit: int) -> list[QualificationSubject]:
+    """One page of subjects in ``sort`` order (``SUBJECT_ORDERINGS``), after the key ``after``."""
+    return list(
+        session.scalars(keyset_page(select(QualificationSubject), SUBJECT_ORDERINGS[sort], after, limit))
+    )
 
 
 def subjects(session: Session) -> list[QualificationSubject]:

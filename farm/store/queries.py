@@ -7,12 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from farm.identity.canonical import digest_of
 from farm.store.models import CatalogSnapshot, FleetRun, RenderOutput, RenderTarget, RunKind
 from farm.store.objects import ObjectStore
+from farm.store.paging import Ordering, SortKey, keyset_page
 from farm.store.runs import (
     COMPLETE_RUN_STATES,
     TARGET_ROW_COLUMNS,
@@ -22,20 +23,29 @@ from farm.store.runs import (
     filter_targets,
 )
 
+NEWEST_FIRST = "-created_at"
+OLDEST_FIRST = "created_at"
+RUN_ORDERINGS: dict[str, Ordering] = {
+    NEWEST_FIRST: (SortKey("created_at", FleetRun.created_at, True), SortKey("id", FleetRun.id, True)),
+    OLDEST_FIRST: (SortKey("created_at", FleetRun.created_at), SortKey("id", FleetRun.id)),
+}
+SNAPSHOT_ORDERINGS: dict[str, Ordering] = {
+    NEWEST_FIRST: (
+        SortKey("created_at", CatalogSnapshot.created_at, True),
+        SortKey("digest", CatalogSnapshot.digest, True),
+    ),
+    OLDEST_FIRST: (
+        SortKey("created_at", CatalogSnapshot.created_at),
+        SortKey("digest", CatalogSnapshot.digest),
+    ),
+}
 
-def runs_page(session: Session, limit: int, after: tuple[datetime, str] | None = None) -> list[FleetRun]:
-    """Runs newest first (by creation time, then id), starting after the ``(created_at, id)`` key."""
-    statement = select(FleetRun)
-    if after is not None:
-        created_at, run_id = after
-        statement = statement.where(
-            or_(
-                FleetRun.created_at < created_at,
-                and_(FleetRun.created_at == created_at, FleetRun.id < run_id),
-            )
-        )
-    statement = statement.order_by(FleetRun.created_at.desc(), FleetRun.id.desc()).limit(limit)
-    return list(session.scalars(statement))
+
+def runs_page(
+    session: Session, limit: int, after: list | tuple | None = None, sort: str = NEWEST_FIRST
+) -> list[FleetRun]:
+    """Runs in ``sort`` order (``RUN_ORDERINGS``; default newest first), after the key ``after``."""
+    return list(session.scalars(keyset_page(select(FleetRun), RUN_ORDERINGS[sort], after, limit)))
 
 
 def output_known(session: Session, digest: str) -> bool:
@@ -58,7 +68,8 @@ def target_of_run(session: Session, run_id: str, target_id: str) -> TargetRow | 
 
 def previous_run_of_target(session: Session, run_id: str, application: str, cluster: str) -> str | None:
     """The newest complete fleet run of the same fleet before ``run_id`` that rendered
-    (application, cluster): never a qualification's partial run."""
+    (application, cluster) to an output: never a qualification's partial run, and never a run where
+    it failed (a target fixed after a failure is compared with its last rendered output)."""
     run = select(FleetRun.created_at, FleetRun.fleet).where(FleetRun.id == run_id).subquery()
     return session.scalar(
         select(RenderTarget.run_id)
@@ -66,6 +77,7 @@ def previous_run_of_target(session: Session, run_id: str, application: str, clus
         .where(
             RenderTarget.application == application,
             RenderTarget.cluster_profile == cluster,
+            RenderTarget.output_digest.is_not(None),
             FleetRun.created_at < select(run.c.created_at).scalar_subquery(),
             FleetRun.fleet.is_not_distinct_from(select(run.c.fleet).scalar_subquery()),
             FleetRun.kind == RunKind.FLEET.value,
@@ -77,16 +89,21 @@ def previous_run_of_target(session: Session, run_id: str, application: str, clus
 
 
 def target_history(
-    session: Session, application: str, cluster: str, limit: int
+    session: Session,
+    application: str,
+    cluster: str,
+    limit: int,
+    after: list | None = None,
+    sort: str = NEWEST_FIRST,
 ) -> list[tuple[FleetRun, TargetRow]]:
-    """The results of one (application, cluster) across runs, newest run first."""
+    """The results of one (application, cluster) across runs, in ``sort`` order of their runs
+    (``RUN_ORDERINGS``; default newest first), after the run key ``after``."""
     statement = (
         select(FleetRun, RenderTarget)
         .join(RenderTarget, RenderTarget.run_id == FleetRun.id)
         .where(RenderTarget.application == application, RenderTarget.cluster_profile == cluster)
-        .order_by(FleetRun.created_at.desc(), FleetRun.id.desc())
-        .limit(limit)
     )
+    statement = keyset_page(statement, RUN_ORDERINGS[sort], after, limit)
     return [
         (
             run,
@@ -129,19 +146,20 @@ class StoredSnapshot:
         return {request: self.request_packs.get(app) for (app, _), (_, request) in self.targets.items()}
 
 
-def snapshots_page(session: Session, limit: int) -> list[tuple[CatalogSnapshot, int]]:
-    """Snapshots newest first, each with the number of runs of it."""
+def snapshots_page(
+    session: Session, limit: int, after: list | None = None, sort: str = NEWEST_FIRST
+) -> list[tuple[CatalogSnapshot, int]]:
+    """Snapshots in ``sort`` order (``SNAPSHOT_ORDERINGS``; default newest first) after the key
+    ``after``, each with the number of runs of it."""
     runs = (
         select(FleetRun.snapshot_digest, func.count().label("runs"))
         .group_by(FleetRun.snapshot_digest)
         .subquery()
     )
-    statement = (
-        select(CatalogSnapshot, func.coalesce(runs.c.runs, 0))
-        .outerjoin(runs, runs.c.snapshot_digest == CatalogSnapshot.digest)
-        .order_by(CatalogSnapshot.created_at.desc(), CatalogSnapshot.digest)
-        .limit(limit)
+    statement = select(CatalogSnapshot, func.coalesce(runs.c.runs, 0)).outerjoin(
+        runs, runs.c.snapshot_digest == CatalogSnapshot.digest
     )
+    statement = keyset_page(statement, SNAPSHOT_ORDERINGS[sort], after, limit)
     return [(row, count) for row, count in session.execute(statement)]
 
 
@@ -168,6 +186,15 @@ def stored_snapshot(session: Session, objects: ObjectStore, digest: str) -> Stor
         },
         request_packs=dict(content.get("requestPacks", {})),
     )
+
+
+def snapshot_manifest(session: Session, objects: ObjectStore, digest: str) -> dict | None:
+    """The manifest of recorded snapshot ``digest`` (its documents by digest), or None when the
+    snapshot is unknown or was recorded without one."""
+    row = session.get(CatalogSnapshot, digest)
+    if row is None or row.blob_digest is None:
+        return None
+    return json.loads(objects.get(row.blob_digest))
 
 
 def snapshot_name(objects: ObjectStore, row: CatalogSnapshot) -> str:

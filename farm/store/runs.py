@@ -51,6 +51,7 @@ from farm.store.models import (
     utcnow,
 )
 from farm.store.objects import ObjectStore
+from farm.store.paging import Ordering, SortKey, keyset_page
 
 JOB_OPEN_STATES = (JobState.PLANNED.value, JobState.QUEUED.value, JobState.RUNNING.value)
 JOB_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value)
@@ -576,12 +577,33 @@ TARGET_ROW_COLUMNS = (
 )
 
 
+_APPLICATION = SortKey("application", RenderTarget.application)
+_CLUSTER = SortKey("cluster_profile", RenderTarget.cluster_profile)
+_SELECTION = SortKey("selection", RenderTarget.selection)
+_TARGET_ID = SortKey("target_id", RenderTarget.id)
+TARGET_ORDERINGS: dict[str, Ordering] = {
+    "application": (_APPLICATION, _CLUSTER, _SELECTION, _TARGET_ID),
+    "cluster": (_CLUSTER, _APPLICATION, _SELECTION, _TARGET_ID),
+    "state": (SortKey("state", RenderTarget.state), _APPLICATION, _CLUSTER, _SELECTION, _TARGET_ID),
+}
+
+
 def targets_of_run(session: Session, run_id: str, where: TargetFilter | None = None) -> list[TargetRow]:
     """The targets of a run, ordered by application, cluster and selection, optionally filtered."""
     statement = filter_targets(select(*TARGET_ROW_COLUMNS), run_id, where or TargetFilter())
     statement = statement.order_by(
         RenderTarget.application, RenderTarget.cluster_profile, RenderTarget.selection
     )
+    return [TargetRow(*row) for row in session.execute(statement)]
+
+
+def targets_page(
+    session: Session, run_id: str, where: TargetFilter, sort: str, after: Sequence[Any] | None, limit: int
+) -> list[TargetRow]:
+    """One page of a run's targets that ``where`` selects, in ``sort`` order (``TARGET_ORDERINGS``),
+    after the key ``after``."""
+    statement = filter_targets(select(*TARGET_ROW_COLUMNS), run_id, where)
+    statement = keyset_page(statement, TARGET_ORDERINGS[sort], after, limit)
     return [TargetRow(*row) for row in session.execute(statement)]
 
 

@@ -215,3 +215,90 @@ def test_a_person_finds_why_a_target_of_the_example_fleet_failed_after_a_bad_cha
         page.wait_for_url("**/outputs/**")
         assert "cpu: 250m" in page.locator(".highlight").inner_text()
         page.screenshot(path=str(ARTIFACTS / "example-failed-3-previous-output.png"), full_page=True)
+
+
+LONG_APP = "an-application-whose-name-is-long-enough-to-widen-any-table"
+LONG_CLUSTER = "a-cluster-profile-whose-name-is-long-enough-to-widen-a-grid"
+
+
+def _background(page: Page, selector: str) -> tuple[int, ...]:
+    colour = page.locator(selector).first.evaluate("e => getComputedStyle(e).backgroundColor")
+    return tuple(int(part) for part in colour[colour.index("(") + 1 : colour.index(")")].split(",")[:3])
+
+
+@pytest.mark.timeout(180)
+def test_the_runs_list_shows_counts_rendered_and_cached_differ_long_names_wrap_and_the_diff_comes_first(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    from fleet.conftest import make_catalog
+
+    from farm.execution.local import run_local
+    from farm.fleet.service import plan_catalog
+
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a", LONG_CLUSTER))
+    catalog.write_app(LONG_APP)
+    for _ in range(2):  # the second run renders app-0 again and serves the long-named app from the cache
+        _, planned = plan_catalog(fleet_env.storage, catalog.root)
+        run_local(fleet_env.settings, planned.queued, processes=1)
+        catalog.write_app("app-0", image="ghcr.io/example/app:v2.0.0")
+    with _farm_serve(fleet_env, catalog.root) as base, _browser(tmp_path / "profile") as page:
+        page.set_viewport_size({"width": 480, "height": 800})  # a phone: nothing may widen the page
+        page.goto(base + "/")
+        row = page.locator(f"tr[data-run='{planned.run_id}']")
+        fields = {
+            name: row.locator(f"[data-field={name}]").inner_text() for name in ("fleet", "kind", "trigger")
+        }
+        assert fields == {"fleet": "test-fleet", "kind": "fleet", "trigger": "cli"}
+        assert row.locator("[data-field=duration]").inner_text().endswith(" s")
+        assert row.locator("[data-count=succeeded]").inner_text() == "2"
+        assert row.locator("[data-count=cached]").inner_text() == "2"
+        assert row.locator("[data-field=failed]").inner_text() == "0"
+        page.screenshot(path=str(ARTIFACTS / "counts-1-runs.png"), full_page=True)
+
+        page.click(f"a.run-link:text('{planned.run_id}')")
+        page.wait_for_url(f"**/runs/{planned.run_id}")
+        rendered, cached = _background(page, "a.cell.succeeded"), _background(page, "a.cell.cached")
+        assert sum((a - b) ** 2 for a, b in zip(rendered, cached, strict=True)) ** 0.5 > 150
+        assert page.evaluate("document.documentElement.scrollWidth") <= 480  # long names and ids wrap
+        page.screenshot(path=str(ARTIFACTS / "counts-2-run-rendered-and-cached.png"), full_page=True)
+
+        page.goto(base + f"/runs/{planned.run_id}?application=app-0&cluster=cluster-a")
+        page.locator("a.cell.succeeded").click()
+        page.wait_for_url("**/targets/**")
+        diff, output = page.locator("section.diff"), page.locator("section.output")
+        assert "v2.0.0" in diff.inner_text()
+        assert diff.bounding_box()["y"] < output.bounding_box()["y"]
+        page.screenshot(path=str(ARTIFACTS / "counts-3-target-diff-first.png"), full_page=True)
+
+        page.goto(base + "/snapshots")
+        page.locator("a.diff-link").first.click()  # the second run's catalog against the first's
+        page.wait_for_url("**/diff/**")
+        document = page.locator("details.document[data-path='applications/app-0/app.yaml']")
+        assert "ghcr.io/example/app:v2.0.0" in document.locator("tr.key.changed").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "counts-4-snapshot-diff-keys.png"), full_page=True)
+
+
+@pytest.mark.timeout(120)
+def test_docs_renders_every_operation_with_the_network_to_other_hosts_blocked(
+    served: str, tmp_path: Path
+) -> None:
+    own_host = served.removeprefix("http://")
+    refused: list[str] = []
+
+    def only_own_host(route, request) -> None:  # noqa: ANN001 (playwright's types)
+        if request.url.split("/")[2] == own_host:
+            route.continue_()
+        else:
+            refused.append(request.url)
+            route.abort()
+
+    with _browser(tmp_path / "profile") as page:
+        page.route("**/*", only_own_host)
+        page.goto(served + "/docs")
+        page.locator(".opblock").first.wait_for(timeout=30_000)
+        paths = page.locator(".opblock-summary-path").all_inner_texts()
+        assert "/api/runs" in [p.replace("\u200b", "") for p in paths]
+        operations = httpx.get(served + "/openapi.json").json()["paths"].values()
+        assert len(paths) == sum(len(methods) for methods in operations)
+        page.screenshot(path=str(ARTIFACTS / "docs-offline.png"), full_page=True)
+    assert refused == []

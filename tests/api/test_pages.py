@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from fleet.conftest import make_catalog
 
-from api.conftest import FinishedRun
+from api.conftest import ExampleFleet, FinishedRun
 from farm.execution.local import run_local
 from farm.fleet.planner import PlannedRun
 from farm.fleet.service import plan_catalog
@@ -81,3 +81,25 @@ def test_the_run_page_shows_the_runs_whole_progress_live_and_when_its_grid_is_fi
     for params in ({}, {"state": "failed"}, {"application": "app-1"}):
         page = client.get(f"/runs/{planned.run_id}", params=params).text
         assert progress in page and '<span data-field="failed">2</span>' in page
+
+
+def test_a_target_fixed_after_a_failure_is_diffed_against_its_last_rendered_output_shown_first(
+    example_client: TestClient, example_fleet: ExampleFleet
+) -> None:
+    storage = example_fleet.env.storage
+    app_yaml = example_fleet.root / "applications" / "storefront" / "app.yaml"
+    good = app_yaml.read_text()
+    app_yaml.write_text(good.replace("cpu: 250m", "cpu: lots"))
+    _, broken = plan_catalog(storage, example_fleet.root)
+    run_local(example_fleet.env.settings, broken.queued, processes=1)
+    app_yaml.write_text(good.replace("cpu: 250m", "cpu: 300m"))
+    _, fixed = plan_catalog(storage, example_fleet.root)
+    run_local(example_fleet.env.settings, fixed.queued, processes=1)
+    target = example_client.get(
+        f"/api/runs/{fixed.run_id}/targets", params={"application": "storefront", "state": "succeeded"}
+    ).json()[0]
+    page = example_client.get(f"/runs/{fixed.run_id}/targets/{target['id']}").text
+    diff = page[page.index('<section class="diff">') : page.index('<section class="output">')]
+    assert f'<a href="/runs/{example_fleet.run_id}">' in diff  # the good run, not the failed one
+    assert "250m" in diff and "300m" in diff
+    assert "lots" not in diff and diff.count("\n+") < 10  # a change of one value, not a whole output added

@@ -137,3 +137,33 @@ def test_subjects_are_written_cluster_colon_profile_equals_value_on_the_board_an
         headers=AUTH,
     )
     assert old_form.status_code == 422
+
+
+@pytest.mark.timeout(180)
+def test_the_timeline_of_a_subject_gone_stale_names_the_document_and_key_that_drifted(
+    example_client: TestClient, example_fleet: ExampleFleet
+) -> None:
+    cluster = example_fleet.root / "clusters" / f"{QUALIFIED_SUBJECT[0]}.yaml"
+    cluster.write_text(cluster.read_text().replace("letsencrypt-prod", "letsencrypt-other"))
+    response = example_client.post("/api/runs", json={"catalog": "example"}, headers=AUTH)
+    assert response.status_code == 202, response.text
+    assert _wait_for_state(example_client, QUALIFIED_SUBJECT, "stale") == "stale"
+    subject_id = _subject(example_client, *QUALIFIED_SUBJECT)["id"]
+    entries = example_client.get(f"/api/qualification/{subject_id}").json()["entries"]
+    [stale] = [e for e in entries if e["kind"] == "transition" and "→ stale" in e["summary"]]
+    assert stale["drift"] == [
+        {
+            "path": f"clusters/{QUALIFIED_SUBJECT[0]}.yaml",
+            "kind": "changed",
+            "keys": [
+                {
+                    "path": "spec.capabilities.certificate.rendering.issuerRef.name",
+                    "kind": "changed",
+                    "old": "letsencrypt-prod",
+                    "new": "letsencrypt-other",
+                }
+            ],
+        }
+    ]
+    page = example_client.get(f"/qualification/{subject_id}").text
+    assert '<code>"letsencrypt-prod"</code> → <code>"letsencrypt-other"</code>' in page

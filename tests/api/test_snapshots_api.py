@@ -75,6 +75,25 @@ def test_the_diff_of_two_snapshots_is_farm_plans_plan(client: TestClient, change
     assert diff["unchanged"] == 6 - len(affected) and diff["removed"] == []
 
 
+def test_the_diff_of_two_snapshots_lists_each_changed_document_with_its_keys_old_and_new(
+    client: TestClient, changed: tuple[str, Plan]
+) -> None:
+    old, plan = changed
+    diff = client.get(f"/api/snapshots/{old}/diff/{plan.snapshot_digest}").json()
+    documents = {d["path"]: d for d in diff["documents"]}
+    assert set(documents) == {"applications/app-0/app.yaml", "clusters/cluster-b.yaml"}
+    assert documents["clusters/cluster-b.yaml"]["kind"] == "changed"
+    [ingress] = documents["clusters/cluster-b.yaml"]["keys"]
+    assert ingress["path"].endswith(".ingressClassName") and ingress["kind"] == "changed"
+    assert (ingress["old"], ingress["new"]) == ("nginx", "traefik")
+    [image] = documents["applications/app-0/app.yaml"]["keys"]
+    assert image["path"].endswith(".image") and image["new"] == "ghcr.io/example/app:v2.0.0"
+    assert diff["documents"] == plan.as_json()["documents"]
+    page = client.get(f"/snapshots/{old}/diff/{plan.snapshot_digest}").text
+    assert '<details class="document" data-path="clusters/cluster-b.yaml" open>' in page
+    assert f"<code>{ingress['path']}</code>" in page and '<code>"traefik"</code>' in page
+
+
 def test_a_snapshot_diffed_with_itself_affects_nothing(client: TestClient, changed: tuple[str, Plan]) -> None:
     old, _ = changed
     diff = client.get(f"/api/snapshots/{old}/diff/{old}").json()

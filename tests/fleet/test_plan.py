@@ -168,7 +168,7 @@ def test_a_selection_difference_in_two_requests_is_a_profile_selection_change() 
     before = RenderRequest(app=b"a", cluster_profile=b"c").descriptor()
     after = RenderRequest(app=b"a", cluster_profile=b"c", selection="gold").descriptor()
     flags = RenderRequest(app=b"a", cluster_profile=b"c", sets=("replicas=2",)).descriptor()
-    assert [str(c) for c in pv.request_causes(before, after)] == ["profile selection or declaration changed"]
+    assert [str(c) for c in pv.request_causes(before, after)] == ["profile selection changed"]
     assert [str(c) for c in pv.request_causes(before, flags)] == ["namespace/flags changed"]
     assert pv.request_causes(before, before) == []
 
@@ -291,6 +291,19 @@ def test_the_cli_exits_2_when_something_would_render_0_when_nothing_and_1_on_an_
     nowhere = CliRunner().invoke(cli, ["plan", str(tmp_path / "absent")], env=env)
     assert nowhere.exit_code == 1 and nowhere.stderr.startswith("Error: "), nowhere.output
     assert "no fleet.yaml found" in nowhere.stderr and "Traceback" not in nowhere.output
+
+
+def test_plan_verbose_lists_each_changed_document_with_the_keys_that_changed(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _run(fleet_env, catalog)
+    catalog.write_cluster("cluster-b", ingress_class="traefik")
+    result = CliRunner().invoke(cli, ["plan", str(catalog.root), "-v"], env=fleet_env.environ())
+    assert result.exit_code == 2, result.output
+    lines = result.stdout.splitlines()
+    assert "  input documents changed: 1" in lines
+    at = lines.index("    clusters/cluster-b.yaml (changed)")
+    assert lines[at + 1].startswith("      spec.") and lines[at + 1].endswith(": nginx → traefik"), lines
 
 
 def test_a_plan_lists_the_targets_the_catalog_loader_refuses_as_failing_and_exits_2(

@@ -85,7 +85,7 @@ def _plan_causes(env: FleetEnv, root: Path) -> dict[tuple[str, str], list[str]]:
     return {(t.application, t.cluster): [str(c) for c in t.causes] for t in plan.render}
 
 
-def test_plan_names_a_changed_selection_or_declaration_as_the_cause(
+def test_plan_names_a_changed_selection_and_a_changed_declaration_apart(
     fleet_env: FleetEnv, tmp_path: Path
 ) -> None:
     root = tmp_path / "fleet"
@@ -97,16 +97,50 @@ def test_plan_names_a_changed_selection_or_declaration_as_the_cause(
     )
     causes = _plan_causes(fleet_env, root)
     assert causes == {
-        ("catalog-api", "prod-nginx"): ["profile selection or declaration changed"],
-        ("orders-worker", "prod-nginx"): ["profile selection or declaration changed"],
+        ("catalog-api", "prod-nginx"): ["profile selection changed"],
+        ("orders-worker", "prod-nginx"): ["profile selection changed"],
     }
+    fleet.write_text(
+        fleet.read_text().replace("profile: ingress-class=public", "profile: ingress-class=internal")
+    )
     declaration = root / "profiles" / "prod-nginx-ingress.yaml"
     declaration.write_text(
         declaration.read_text().replace("ingressClassName: nginx}", "ingressClassName: nginx-public}")
     )
     causes = _plan_causes(fleet_env, root)
     assert causes and all(cluster == "prod-nginx" for _, cluster in causes)
-    assert all(c == ["profile selection or declaration changed"] for c in causes.values())
+    assert all(
+        c == ["profile declaration changed (profiles/prod-nginx-ingress.yaml)"] for c in causes.values()
+    )
+
+
+def test_plan_names_a_changed_profiled_cluster_profile_and_the_keys_that_changed(
+    fleet_env: FleetEnv, tmp_path: Path
+) -> None:
+    from farm.catalog import load_catalog
+    from farm.fleet import preview as pv
+
+    root = tmp_path / "fleet"
+    shutil.copytree(EXAMPLE, root)
+    _run(fleet_env, root)
+    cluster = root / "clusters" / "prod-nginx.yaml"
+    cluster.write_text(cluster.read_text().replace("name: letsencrypt-prod", "name: letsencrypt-staging"))
+    causes = _plan_causes(fleet_env, root)
+    assert causes and all(cluster == "prod-nginx" for _, cluster in causes)
+    assert all(c == ["ClusterProfile changed"] for c in causes.values())
+    snapshot = load_catalog(root)
+    baseline = pv.run_baseline(fleet_env.storage, pv.latest_run_of_fleet(fleet_env.storage, snapshot.name))
+    plan = pv.preview(fleet_env.storage, snapshot, baseline, source="tests")
+    documents = plan.as_json()["documents"]
+    assert [d["path"] for d in documents] == ["clusters/prod-nginx.yaml"]
+    assert documents[0]["keys"] == [
+        {
+            "path": "spec.capabilities.certificate.rendering.issuerRef.name",
+            "kind": "changed",
+            "old": "letsencrypt-prod",
+            "new": "letsencrypt-staging",
+        }
+    ]
 
 
 def test_a_stored_request_whose_envelope_strips_the_locks_is_refused_by_the_worker(

@@ -53,7 +53,7 @@ def test_the_dockerfile_pins_its_base_and_runs_as_a_non_root_user() -> None:
     base = re.search(r"^FROM (\S+)", dockerfile, re.M).group(1)
     assert re.fullmatch(r"python:3\.11\.\d+-slim\S*", base), base
     assert re.search(r"^USER farm$", dockerfile, re.M)
-    assert "pip install ." in dockerfile
+    assert "pip install -c constraints.txt ." in dockerfile
 
 
 def test_every_host_port_listens_on_loopback_on_an_overridable_port() -> None:
@@ -84,8 +84,45 @@ def test_one_shot_services_gate_the_long_running_ones() -> None:
     for name in ("keys", "api", "worker", "beat"):
         assert "farm-keys:/keys" in services[name]["volumes"], name
     assert "container_name" not in services["worker"], "a named container cannot --scale"
-    for name in ("postgres", "redis", "minio", "api", "worker"):
+    for name in ("postgres", "redis", "minio", "api", "worker", "beat"):
         assert "healthcheck" in services[name], name
+
+
+def test_the_worker_and_the_beat_read_the_catalog_the_scheduled_requalification_needs() -> None:
+    services = _compose()["services"]
+    for name in ("api", "worker", "beat"):
+        catalog = [volume for volume in services[name]["volumes"] if ":/catalog" in volume]
+        assert catalog == ["${FARM_CATALOG_DIR:-./examples/fleet}:/catalog:ro"], name
+        assert services[name]["environment"]["FARM_QUALIFICATION_CATALOG"] == "/catalog", name
+
+
+def test_the_health_checks_prove_more_than_an_open_port() -> None:
+    services = _compose()["services"]
+    assert "/readyz" in " ".join(services["api"]["healthcheck"]["test"])
+    assert services["worker"]["healthcheck"]["test"] == ["CMD", "python", "-m", "farm.probes", "worker"]
+    beat = services["beat"]["healthcheck"]["test"]
+    assert beat[:5] == ["CMD", "python", "-m", "farm.probes", "beat"]
+    assert beat[beat.index("--folder") + 1] == "/home/farm"  # the beat's working folder (the image's WORKDIR)
+    assert re.search(r"^WORKDIR /home/farm$", (ROOT / "Dockerfile").read_text(encoding="utf-8"), re.M)
+
+
+def test_the_image_installs_pinned_versions_and_a_checksum_verified_helm() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^COPY .*constraints\.txt", dockerfile, re.M)
+    pinned = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        if requirement:
+            name, _, version = requirement.partition("==")
+            assert re.fullmatch(r"\d+(\.\d+)*\S*", version), line
+            pinned[name.lower().replace("_", "-")] = version
+    project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    dependencies = re.search(r"^dependencies = \[(.*?)^\]", project, re.M | re.S).group(1)
+    for dependency in re.findall(r'^\s*"([A-Za-z0-9_.-]+)', dependencies, re.M):
+        assert dependency.lower().replace("_", "-") in pinned, f"{dependency} is not in constraints.txt"
+    assert re.search(r"^ARG HELM_VERSION=\d+\.\d+\.\d+$", dockerfile, re.M)
+    assert "scripts/fetch_helm.py" in dockerfile and '--sha256 "$HELM_SHA256"' in dockerfile
+    assert re.search(r"^COPY --from=helm /usr/local/bin/helm /usr/local/bin/helm$", dockerfile, re.M)
 
 
 def test_docker_compose_accepts_the_file() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.strict import Digest, Name, RunId
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.provenance import RenderProvenance
@@ -17,7 +18,7 @@ from farm.fleet.queries import latest_output
 from farm.store.audit import check_output
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.queries import output_known, output_size, target_history
+from farm.store.queries import NEWEST_FIRST, RUN_ORDERINGS, output_known, output_size, target_history
 
 router = APIRouter(tags=["outputs"])
 
@@ -140,12 +141,22 @@ class HistoryItem(BaseModel):
 
 @router.get("/targets/{application}/{cluster}/history")
 def history_of_target(
-    request: Request, application: Name, cluster: Name, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    request: Request,
+    response: Response,
+    application: Name,
+    cluster: Name,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+    sort: Literal["-created_at", "created_at"] = NEWEST_FIRST,
 ) -> list[HistoryItem]:
-    """One target's results across runs, newest first; 404 when no run ever had it."""
+    """One target's results across runs, newest first by default; 404 when no run ever had it;
+    the ``Link`` header names the next page."""
+    ordering = RUN_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
     with read_scope(request.app.state.storage.sessions) as session:
-        rows = target_history(session, application, cluster, limit)
-    if not rows:
+        rows, last = page_of(target_history(session, application, cluster, limit + 1, after, sort), limit)
+    link_next(request, response, encode_cursor(sort, ordering, last[0]) if last is not None else None)
+    if not rows and after is None:
         raise HTTPException(status_code=404, detail=f"no run has target {application}/{cluster}")
     return [
         HistoryItem(

@@ -13,9 +13,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, YamlLexer
 
+from farm.api.paging import decode_cursor, encode_cursor, page_of
 from farm.api.routers.outputs import output_evidence
 from farm.api.routers.qualification import board, subject_timeline
-from farm.api.routers.runs import RunItem, _decode_cursor, _encode_cursor, grid_filter
+from farm.api.routers.runs import grid_filter
 from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
 from farm.api.strict import Digest, RunId, SubjectId
 from farm.fleet.diff import unified_output_diff
@@ -24,7 +25,15 @@ from farm.publish.service import publishes_of
 from farm.qualification.states import STATES
 from farm.store.db import read_scope
 from farm.store.models import FleetRun, JobState
-from farm.store.queries import RunGrid, previous_run_of_target, run_grid, runs_page, target_of_run
+from farm.store.queries import (
+    NEWEST_FIRST,
+    RUN_ORDERINGS,
+    RunGrid,
+    previous_run_of_target,
+    run_grid,
+    runs_page,
+    target_of_run,
+)
 from farm.store.runs import TargetFilter, run_by_id
 
 TEMPLATES = Jinja2Templates(directory=str(FilePath(__file__).resolve().parent.parent / "templates"))
@@ -47,9 +56,10 @@ def _duration(run: FleetRun) -> str:
 @router.get("/", response_class=HTMLResponse)
 def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
     storage = request.app.state.storage
-    after = _decode_cursor(cursor) if cursor else None
+    ordering = RUN_ORDERINGS[NEWEST_FIRST]
+    after = decode_cursor(cursor, NEWEST_FIRST, ordering)
     with read_scope(storage.sessions) as session:
-        rows = runs_page(session, 21, after)
+        rows, last = page_of(runs_page(session, 21, after), 20)
     by_id = {run.id: run for run in rows}
     runs = [
         {
@@ -63,24 +73,12 @@ def runs_page_view(request: Request, cursor: str | None = None) -> HTMLResponse:
             "total": summary.total,
             "done": summary.done,
             "failed": summary.failed,
+            "rendered": summary.counts.get(JobState.SUCCEEDED.value, 0),
+            "cached": summary.counts.get(JobState.CACHED.value, 0),
         }
-        for summary in runs_progress(storage, rows[:20])
+        for summary in runs_progress(storage, list(rows))
     ]
-    next_cursor = None
-    if len(rows) > 20:
-        last = rows[19]
-        next_cursor = _encode_cursor(
-            RunItem(
-                id=last.id,
-                kind=last.kind,
-                fleet=last.fleet,
-                state=last.state,
-                snapshot=last.snapshot_digest,
-                trigger=last.trigger,
-                created_at=last.created_at,
-                finished_at=last.finished_at,
-            )
-        )
+    next_cursor = encode_cursor(NEWEST_FIRST, ordering, last) if last is not None else None
     return TEMPLATES.TemplateResponse(request, "runs.html", {"runs": runs, "next_cursor": next_cursor})
 
 

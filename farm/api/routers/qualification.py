@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
+from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
+from farm.api.routers.snapshots import DocumentDiff
 from farm.api.security import require_token
 from farm.api.strict import SubjectId
 from farm.catalog import CatalogError, load_catalog
 from farm.execution.executors import CELERY, LOCAL, executor_for, uses_celery
 from farm.fleet.service import Trigger, qualify
 from farm.qualification import service
+from farm.qualification.drift import drifted_documents
+from farm.qualification.states import STALE
 from farm.qualification.subjects import SubjectSyntaxError, format_subject, parse_subject
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.models import QualificationSubject, utcnow
+from farm.store.models import QualificationEvent, QualificationEvidence, QualificationSubject, utcnow
 
 router = APIRouter(tags=["qualification"])
 
@@ -42,6 +46,8 @@ class TimelineEntry(BaseModel):
     run_id: str | None = None  # the fleet run that rendered the subject's targets
     envelope_digest: str | None = None
     current: bool = False
+    # a transition to stale: the subject's documents that changed since its evidence, key by key
+    drift: list[DocumentDiff] = []
 
 
 class SubjectTimeline(BaseModel):
@@ -78,6 +84,23 @@ def board(storage: Storage) -> list[Subject]:
         return [_subject(row) for row in records.subjects(session)]
 
 
+def _evidence_before(
+    evidence: list[QualificationEvidence], event: QualificationEvent
+) -> QualificationEvidence | None:
+    earlier = [e for e in evidence if e.attested_at.replace(tzinfo=None) <= event.at.replace(tzinfo=None)]
+    return max(earlier, key=lambda e: (e.attested_at.replace(tzinfo=None), e.id), default=None)
+
+
+def _drift(
+    storage: Storage, cluster: str, event: QualificationEvent, evidence: QualificationEvidence | None
+) -> list[DocumentDiff]:
+    """For a transition to stale: what changed in the subject's documents since its evidence."""
+    if event.to_state != STALE or evidence is None or event.snapshot_digest is None:
+        return []
+    changes = drifted_documents(storage, cluster, evidence.run_id, event.snapshot_digest)
+    return [DocumentDiff.model_validate(change.as_json()) for change in changes]
+
+
 def subject_timeline(storage: Storage, subject_id: int) -> SubjectTimeline:
     """HTTPException 404 when no subject has this id."""
     with read_scope(storage.sessions) as session:
@@ -100,26 +123,44 @@ def subject_timeline(storage: Storage, subject_id: int) -> SubjectTimeline:
             )
             for evidence in found.evidence
         ]
-        entries += [
-            TimelineEntry(
-                at=event.at,
-                kind="transition",
-                summary=f"{event.from_state} → {event.to_state}"
-                + (f" ({event.reason})" if event.reason else "")
-                + f" by {event.cause}",
-            )
-            for event in found.events
-        ]
+        transitions = [(event, _evidence_before(found.evidence, event)) for event in found.events]
         subject = _subject(row)
+    entries += [
+        TimelineEntry(
+            at=event.at,
+            kind="transition",
+            summary=f"{event.from_state} → {event.to_state}"
+            + (f" ({event.reason})" if event.reason else "")
+            + f" by {event.cause}",
+            drift=_drift(storage, subject.cluster, event, evidence),
+        )
+        for event, evidence in transitions
+    ]
     order = {"run": 0, "evidence": 1, "transition": 2}
     entries.sort(key=lambda entry: (entry.at.replace(tzinfo=None), order[entry.kind]))
     return SubjectTimeline(subject=subject, entries=entries)
 
 
+SubjectSort = Literal["subject", "state", "-since"]
+
+
 @router.get("/qualification")
-def list_subjects(request: Request) -> list[Subject]:
-    """Every subject with its state, reason and since (the board of ``farm qualification``)."""
-    return board(request.app.state.storage)
+def list_subjects(
+    request: Request,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=5_000)] = 500,
+    cursor: str | None = None,
+    sort: SubjectSort = "subject",
+) -> list[Subject]:
+    """Subjects with their state, reason and since (the board of ``farm qualification``), by
+    subject, state or latest change; the ``Link`` header names the next page."""
+    ordering = records.SUBJECT_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
+    with read_scope(request.app.state.storage.sessions) as session:
+        rows, last = page_of(records.subjects_page(session, sort, after, limit + 1), limit)
+        subjects = [_subject(row) for row in rows]
+        link_next(request, response, encode_cursor(sort, ordering, last) if last is not None else None)
+    return subjects
 
 
 @router.get("/qualification/{subject_id}")

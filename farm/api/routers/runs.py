@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
+from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.security import require_token
 from farm.api.strict import RunId
 from farm.catalog import CatalogError, CatalogSnapshot
@@ -24,8 +23,8 @@ from farm.fleet.service import Trigger, finish_fleet_run, plan_catalog
 from farm.publish.service import publishes_of
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.queries import RunGrid, run_grid, runs_page
-from farm.store.runs import TargetFilter, run_by_id, targets_of_run
+from farm.store.queries import NEWEST_FIRST, RUN_ORDERINGS, RunGrid, run_grid, runs_page
+from farm.store.runs import TARGET_ORDERINGS, TargetFilter, run_by_id, targets_page
 
 router = APIRouter(tags=["runs"])
 
@@ -81,29 +80,26 @@ def _storage(request: Request) -> Storage:
     return request.app.state.storage
 
 
-def _encode_cursor(run: RunItem) -> str:
-    return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        created, _, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        return datetime.fromisoformat(created), run_id
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise HTTPException(
-            status_code=422, detail=[{"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}]
-        ) from None
+RunSort = Literal["-created_at", "created_at"]
+TargetSort = Literal["application", "cluster", "state"]
 
 
 @router.get("/runs")
 def list_runs(
     request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
     cursor: str | None = None,
+    sort: RunSort = NEWEST_FIRST,
 ) -> RunsPage:
-    after = _decode_cursor(cursor) if cursor else None
+    """Runs, newest first by default, ``limit`` a page; ``next_cursor`` (and the ``Link`` header)
+    name the next page."""
+    ordering = RUN_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
     with read_scope(_storage(request).sessions) as session:
-        rows = runs_page(session, limit + 1, after)
+        rows, last = page_of(runs_page(session, limit + 1, after, sort), limit)
+    next_cursor = encode_cursor(sort, ordering, last) if last is not None else None
+    link_next(request, response, next_cursor)
     items = [
         RunItem(
             id=r.id,
@@ -115,9 +111,9 @@ def list_runs(
             created_at=r.created_at,
             finished_at=r.finished_at,
         )
-        for r in rows[:limit]
+        for r in rows
     ]
-    return RunsPage(runs=items, next_cursor=_encode_cursor(items[-1]) if len(rows) > limit else None)
+    return RunsPage(runs=items, next_cursor=next_cursor)
 
 
 @router.get("/runs/{run_id}")
@@ -213,7 +209,14 @@ def list_targets(
     application: str | None = None,
     cluster: str | None = None,
     failed: bool = False,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 5_000,
+    cursor: str | None = None,
+    sort: TargetSort = "application",
 ) -> Response:
+    """A run's targets, filtered, sorted by application (then cluster), cluster or state; a page
+    holds ``limit``, and the ``Link`` header names the next."""
+    ordering = TARGET_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
     where = TargetFilter(
         states=tuple(state or ()),
         error_code=error_code,
@@ -225,7 +228,7 @@ def list_targets(
     with read_scope(storage.sessions) as session:
         if run_by_id(session, run_id) is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
-        rows = targets_of_run(session, run_id, where)
+        rows, last = page_of(targets_page(session, run_id, where, sort, after, limit + 1), limit)
     items = [
         {
             "id": r.target_id,
@@ -240,7 +243,9 @@ def list_targets(
         for r in rows
     ]
     # rows of plain SQL values, serialized directly: validating 2,000 models cost more than the query
-    return Response(json.dumps(items, separators=(",", ":")), media_type="application/json")
+    response = Response(json.dumps(items, separators=(",", ":")), media_type="application/json")
+    link_next(request, response, encode_cursor(sort, ordering, last) if last is not None else None)
+    return response
 
 
 def _finish_or_503(

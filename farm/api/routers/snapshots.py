@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel
 
+from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.strict import Digest
 from farm.fleet.preview import REMOVED, snapshot_plan
 from farm.store.context import Storage
 from farm.store.db import read_scope
-from farm.store.queries import StoredSnapshot, snapshot_name, snapshots_page, stored_snapshot
+from farm.store.queries import (
+    NEWEST_FIRST,
+    SNAPSHOT_ORDERINGS,
+    StoredSnapshot,
+    snapshot_name,
+    snapshots_page,
+    stored_snapshot,
+)
 
 router = APIRouter(tags=["snapshots"])
 
@@ -51,12 +59,26 @@ class AffectedTarget(BaseModel):
     causes: list[str]
 
 
+class KeyDiff(BaseModel):
+    path: str  # e.g. spec.capabilities.expose.rendering.ingressClassName
+    kind: str  # added | removed | changed
+    old: Any
+    new: Any
+
+
+class DocumentDiff(BaseModel):
+    path: str  # the document's path in the catalog (default folder names)
+    kind: str  # added | removed | changed
+    keys: list[KeyDiff]  # for a changed document: every key whose value differs
+
+
 class SnapshotDiff(BaseModel):
     old: str
     new: str
     applications: Changes
     clusters: Changes
     profiles: Changes
+    documents: list[DocumentDiff]  # every input document that differs, with its keys
     unchanged: int  # targets whose request is the same in both snapshots
     affected: list[AffectedTarget]  # every other target of the new snapshot, with its causes
     removed: list[AffectedTarget]
@@ -73,9 +95,14 @@ def _item(stored: StoredSnapshot) -> SnapshotItem:
     )
 
 
-def list_snapshots(storage: Storage, limit: int) -> list[SnapshotItem]:
+SnapshotSort = Literal["-created_at", "created_at"]
+
+
+def list_snapshots(
+    storage: Storage, limit: int, after: list | None = None, sort: str = NEWEST_FIRST
+) -> list[SnapshotItem]:
     with read_scope(storage.sessions) as session:
-        rows = snapshots_page(session, limit)
+        rows = snapshots_page(session, limit, after, sort)
     return [
         SnapshotItem(
             digest=row.digest,
@@ -127,6 +154,7 @@ def snapshot_diff(storage: Storage, old_digest: str, new_digest: str) -> Snapsho
         applications=_changes(old.applications, new.applications),
         clusters=_changes(old.clusters, new.clusters),
         profiles=_changes(old.profiles, new.profiles),
+        documents=[DocumentDiff.model_validate(document.as_json()) for document in plan.documents],
         unchanged=plan.cached_outputs,
         affected=[
             AffectedTarget(application=t.application, cluster=t.cluster, causes=[str(c) for c in t.causes])
@@ -141,9 +169,20 @@ def snapshot_diff(storage: Storage, old_digest: str, new_digest: str) -> Snapsho
 
 
 @router.get("/snapshots")
-def get_snapshots(request: Request, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[SnapshotItem]:
-    """Recorded catalog snapshots, newest first, each with its fleet name and number of runs."""
-    return list_snapshots(request.app.state.storage, limit)
+def get_snapshots(
+    request: Request,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: str | None = None,
+    sort: SnapshotSort = NEWEST_FIRST,
+) -> list[SnapshotItem]:
+    """Recorded catalog snapshots, newest first by default, each with its fleet name and number
+    of runs; the ``Link`` header names the next page."""
+    ordering = SNAPSHOT_ORDERINGS[sort]
+    after = decode_cursor(cursor, sort, ordering)
+    items, last = page_of(list_snapshots(request.app.state.storage, limit + 1, after, sort), limit)
+    link_next(request, response, encode_cursor(sort, ordering, last) if last is not None else None)
+    return list(items)
 
 
 @router.get("/snapshots/{digest}")

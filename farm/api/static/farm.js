@@ -12,6 +12,9 @@
           if (name === "progress") { field.max = run.total; field.value = run.done; }
           else if (name in run) { field.textContent = run[name]; }
         });
+        element.querySelectorAll("[data-count]").forEach(function (field) {
+          field.textContent = run.counts[field.getAttribute("data-count")] || 0;
+        });
         if (run.done < run.total) { setTimeout(function () { refresh(element); }, 2000); }
       })
       .catch(function () { setTimeout(function () { refresh(element); }, 5000); });
