@@ -160,8 +160,8 @@ def run_command(
     ),
     wait: bool = typer.Option(True, "--wait/--no-wait", help="wait for every job to finish"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
-    processes: int = typer.Option(
-        0, "--processes", help="local executor: worker processes (default: every core)"
+    processes: int | None = typer.Option(
+        None, "--processes", min=1, help="local executor: worker processes (default: every core)"
     ),
     timeout: float = typer.Option(
         None,

@@ -17,10 +17,12 @@ def _require_broker() -> None:
 
 
 def worker_command(
-    concurrency: int = typer.Option(0, "--concurrency", "-c", help="worker processes (default: every core)"),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", "-c", min=1, help="worker processes (default: every core)"
+    ),
     loglevel: str = typer.Option("INFO", "--loglevel"),
-    metrics_port: int = typer.Option(
-        0, "--metrics-port", min=0, max=65535, help="serve Prometheus metrics on this port (0: none)"
+    metrics_port: int | None = typer.Option(
+        None, "--metrics-port", min=1, max=65535, help="serve Prometheus metrics on this port (default: none)"
     ),
 ) -> None:
     """Start a Celery worker that renders jobs from <FARM_CELERY_QUEUE>.<core version> (broker:
