@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from farm.commands._support import chosen_executor, load_catalog_or_exit, reported_errors
+from farm.commands._support import (
+    chosen_executor,
+    load_catalog_or_exit,
+    open_existing_storage,
+    reported_errors,
+)
 from farm.fleet.diff import RunDiff, diff_runs, unified_output_diff
 from farm.fleet.interrupts import stop_if_requested
 from farm.fleet.progress import (
@@ -42,8 +47,9 @@ def _err() -> Console:
     return Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
 
 
-def _open() -> Storage:
-    storage = open_storage(load_settings())
+def _open(existing: bool = False) -> Storage:
+    """The storage, migrated; ``existing``: a command that only reads refuses where no farm is."""
+    storage = open_existing_storage() if existing else open_storage(load_settings())
     prepare_database(storage)
     return storage
 
@@ -237,7 +243,7 @@ def runs_command(
     if limit < 1:
         _err().print(f"Error: --limit: must be at least 1, got {limit}")
         raise typer.Exit(1)
-    storage = _open()
+    storage = _open(existing=True)
     for run in recent_runs(storage, limit):
         if as_json:
             typer.echo(json.dumps(_run_json(run), sort_keys=True))
@@ -253,7 +259,7 @@ def runs_command(
 
 def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """Show one run: counts by job state and failures by error code."""
-    storage = _open()
+    storage = _open(existing=True)
     try:
         summary = run_summary(storage, run_id)
     except LookupError as exc:
@@ -313,7 +319,7 @@ def diff_command(
 
     A target that failed in RUN_A and rendered in RUN_B is listed as fixed.
     """
-    storage = _open()
+    storage = _open(existing=True)
     try:
         diff = diff_runs(storage, run_a, run_b)
     except LookupError as exc:
@@ -338,7 +344,7 @@ def output_command(
     if not sep or not application or not cluster:
         _err().print(f"Error: target: expected APPLICATION/CLUSTER, got {target!r}")
         raise typer.Exit(2)
-    storage = _open()
+    storage = _open(existing=True)
     try:
         sys.stdout.buffer.write(latest_output(storage, application, cluster))
     except LookupError as exc:

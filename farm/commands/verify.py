@@ -26,7 +26,7 @@ def verify_command(
     """Verify outputs: blob digest, trusted signature, statement subject. Exit 1 on any failure."""
     if sum([run is not None, output is not None, all_outputs]) != 1:
         raise fail("give exactly one of --run RUN_ID, --output DIGEST or --all")
-    with reported_errors(), storage() as opened, opened.sessions() as session:
+    with reported_errors(), storage(existing=True) as opened, opened.sessions() as session:
         trusted = load_configured_trust(opened.settings)
         sync_signer_trust(session, trusted)
         session.commit()
