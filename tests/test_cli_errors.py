@@ -208,7 +208,9 @@ def test_farm_output_of_a_deleted_blob_names_the_blob(farm_env: dict[str, str], 
 
 
 def test_farm_status_of_a_name_that_looks_like_markup_is_an_error_line(farm_env: dict[str, str]) -> None:
-    assert single_error(farm("status", "[/]", env=farm_env)) == "Error: run [/] does not exist"
+    assert single_error(farm("status", "[/]", env=farm_env)) == (
+        "Error: run [/] does not exist (give a run id, a unique prefix of one, or latest; farm runs lists them)"
+    )
 
 
 def test_farm_runs_with_a_negative_limit_is_refused(farm_env: dict[str, str]) -> None:

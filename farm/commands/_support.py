@@ -58,6 +58,20 @@ def open_existing_storage(settings: FarmSettings | None = None) -> Storage:
     return open_storage(settings)
 
 
+def resolve_run(opened: Storage, typed: str, option: str = "") -> str:
+    """The id of the run ``typed`` names (an id, a unique prefix of one, or ``latest``), or one
+    ``Error:`` line (after ``option``, the option it was given to) saying none or which several it
+    could be (exit 1)."""
+    from farm.store.db import read_scope
+    from farm.store.run_ids import RunIdError, resolve_run_id
+
+    try:
+        with read_scope(opened.sessions) as session:
+            return resolve_run_id(session, typed)
+    except RunIdError as error:
+        raise fail(f"{option}: {error}" if option else str(error)) from None
+
+
 def _no_farm_here(settings: FarmSettings, missing: Path) -> str:
     if settings.database_url == home_defaults(settings.home)["database_url"]:
         return (

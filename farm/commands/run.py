@@ -15,6 +15,7 @@ from farm.commands._support import (
     load_catalog_or_exit,
     open_existing_storage,
     reported_errors,
+    resolve_run,
 )
 from farm.fleet.diff import RunDiff, diff_runs, unified_output_diff
 from farm.fleet.interrupts import stop_if_requested
@@ -257,11 +258,16 @@ def runs_command(
         )
 
 
-def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+RUN_ID_HELP = "a run id, a unique prefix of one, or latest"
+
+
+def status_command(
+    run_id: str = typer.Argument(..., help=RUN_ID_HELP), as_json: bool = typer.Option(False, "--json")
+) -> None:
     """Show one run: counts by job state and failures by error code."""
     storage = _open(existing=True)
     try:
-        summary = run_summary(storage, run_id)
+        summary = run_summary(storage, resolve_run(storage, run_id))
     except LookupError as exc:
         _err().print(f"Error: {exc}")
         raise typer.Exit(1) from None
@@ -301,8 +307,8 @@ def _print_diff(diff: RunDiff) -> None:
 
 
 def diff_command(
-    run_a: str,
-    run_b: str,
+    run_a: str = typer.Argument(..., help=RUN_ID_HELP),
+    run_b: str = typer.Argument(..., help=RUN_ID_HELP),
     unified: bool = typer.Option(False, "--unified", "-u", help="print a unified diff of changed outputs"),
     as_json: bool = typer.Option(False, "--json"),
     exit_code: bool = typer.Option(
@@ -320,6 +326,7 @@ def diff_command(
     A target that failed in RUN_A and rendered in RUN_B is listed as fixed.
     """
     storage = _open(existing=True)
+    run_a, run_b = resolve_run(storage, run_a), resolve_run(storage, run_b)
     try:
         diff = diff_runs(storage, run_a, run_b)
     except LookupError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from farm.commands._support import fail, reported_errors, storage
+from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.store import audit
@@ -19,7 +19,9 @@ from farm.store.repository import sync_signer_trust
 
 
 def verify_command(
-    run: str | None = typer.Option(None, "--run", help="verify every output of this fleet run"),
+    run: str | None = typer.Option(
+        None, "--run", help="verify every output of this run (an id, a unique prefix of one, or latest)"
+    ),
     output: str | None = typer.Option(None, "--output", help="verify this output digest"),
     all_outputs: bool = typer.Option(False, "--all", help="verify every stored output"),
 ) -> None:
@@ -30,6 +32,8 @@ def verify_command(
         trusted = load_configured_trust(opened.settings)
         sync_signer_trust(session, trusted)
         session.commit()
+        if run is not None:
+            run = resolve_run(opened, run, "--run")
         digests, failures = _select(session, run, output)
         failures += audit.verify_outputs(session, opened.objects, trusted, digests)
         audits = qualified = 0
