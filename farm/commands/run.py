@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from farm.commands._progress import PLAIN_EVERY_SECONDS, RunProgressDisplay
 from farm.commands._support import (
     chosen_executor,
     load_catalog_or_exit,
@@ -93,34 +95,20 @@ def _stuck(summary: RunSummary, waited: float) -> str:
 def _wait_with_progress(
     storage: Storage,
     run_id: str,
-    show: bool,
+    progress: str,
     timeout: float | None = None,
     poll: float = 0.05,
-    refresh: float = 0.25,
+    every: float = PLAIN_EVERY_SECONDS,
 ) -> RunSummary:
     """Wait until every target is done; past ``timeout`` seconds raise TimeoutError (the message
     says how many are still queued). Says once when no worker has taken a job for a while.
 
     Every ``poll`` seconds one indexed probe asks whether a job of the run is still open, so the
-    command returns within ``poll`` of the last job; the counts the progress bar shows are read
-    every ``refresh`` seconds."""
+    command returns within ``poll`` of the last job; the progress (``progress``: terminal, plain
+    or off) reads the counts less often (``farm/commands/_progress.py``)."""
     started = time.monotonic()
-    summary = run_progress(storage, run_id)
-    if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
-        return _final_summary(storage, run_id)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     warned = False
-    refreshed = started
-    with Progress(
-        TextColumn("rendering"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_err(),
-        disable=not show,
-    ) as progress:
-        task = progress.add_task("run", total=summary.total, completed=summary.done)
+    with RunProgressDisplay(storage, run_id, progress, sys.stderr, every) as display:
         while has_open_jobs(storage, run_id):
             waited = time.monotonic() - started
             if timeout is not None and waited >= timeout:
@@ -134,10 +122,15 @@ def _wait_with_progress(
                 )
             time.sleep(poll)
             stop_if_requested()
-            if show and time.monotonic() - refreshed >= refresh:
-                refreshed = time.monotonic()
-                progress.update(task, completed=run_progress(storage, run_id).done)
+            display.update()
     return _final_summary(storage, run_id)
+
+
+def _progress_mode(as_json: bool) -> str:
+    """A bar on a terminal, plain lines otherwise; none with --json (stdout is for the object)."""
+    if as_json:
+        return "off"
+    return "terminal" if sys.stderr.isatty() else "plain"
 
 
 def _who_consumes(settings: FarmSettings) -> str:
@@ -179,6 +172,12 @@ def run_command(
     strict: bool = typer.Option(
         False, "--strict", help="catalog warnings (a target rule matching nothing …) are errors: plan nothing"
     ),
+    progress_every: float = typer.Option(
+        PLAIN_EVERY_SECONDS,
+        "--progress-every",
+        min=0.1,
+        help="when stderr is not a terminal (a CI log): a progress line every SECONDS (no --json)",
+    ),
 ) -> None:
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
     settings = load_settings()
@@ -194,20 +193,28 @@ def run_command(
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     from farm.execution.executors import executor_for
-    from farm.fleet.service import Trigger, start_fleet_run
+    from farm.fleet.service import Trigger, begin_fleet_run, finish_fleet_run
 
     executor = executor_for(settings, chosen, processes)
+    progress = _progress_mode(as_json)
     with reported_errors():  # a missing or untrusted signing key: refused before anything is recorded
-        planned = start_fleet_run(
+        planned = begin_fleet_run(
             storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
-        ).planned
+        )
+        if executor.blocking:  # the local pool: the progress is drawn as its jobs finish
+            with RunProgressDisplay(storage, planned.run_id, progress, sys.stderr, progress_every) as display:
+                watched = replace(executor, on_progress=display.update)
+                finish_fleet_run(storage, snapshot, planned, watched, trigger=Trigger.CLI)
+        else:
+            finish_fleet_run(storage, snapshot, planned, executor, trigger=Trigger.CLI)
     stop_if_requested()
-    show = not as_json and sys.stderr.isatty()
     if chosen == "celery" and not wait:
         _print_summary(run_summary(storage, planned.run_id), storage, as_json)
         return
     try:
-        summary = _wait_with_progress(storage, planned.run_id, show, timeout if chosen == "celery" else None)
+        summary = _wait_with_progress(
+            storage, planned.run_id, progress, timeout if chosen == "celery" else None, every=progress_every
+        )
     except TimeoutError as stuck:
         typer.echo(f"Error: {stuck}", err=True)
         raise typer.Exit(1) from None
