@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "qualification": "qualify",
     "serve": "serve",
     "daemon": "daemon",
+    "doctor": "doctor",
 }
 
 Command = TyperCommand | TyperGroup
