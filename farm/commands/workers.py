@@ -60,7 +60,14 @@ def _serve_worker_metrics(port: int) -> None:
 
 
 def beat_command(loglevel: str = typer.Option("INFO", "--loglevel")) -> None:
-    """Start Celery beat: it runs the reconciler every minute."""
+    """Start Celery beat (exactly one per farm). It schedules, in UTC:
+
+    reconcile-stale-jobs (farm.reconcile): re-send the jobs stuck in queued or running; FARM_RECONCILE_SCHEDULE, crontab, default every minute (* * * * *).
+
+    qualification-find-due (farm.qualification.find_due): refresh every qualification state against FARM_QUALIFICATION_CATALOG, then send each stale, expired, failed or unqualified subject to a worker, claimed for FARM_QUALIFICATION_CLAIM_LEASE_SECONDS (default 3600); FARM_QUALIFICATION_SCHEDULE, crontab, default every 5 minutes (*/5 * * * *).
+
+    audit-sample (farm.audit), only when FARM_AUDIT_SAMPLE is above 0: a sampled farm audit of the latest run, every FARM_AUDIT_INTERVAL seconds (default 86400).
+    """
     _require_broker()
     from workers.celery_app import app as celery_app
 
