@@ -155,7 +155,7 @@ class RunProgressDisplay:
         assert self._bar is not None and self._task is not None
         self._last = counts
         rate, eta = self._pace(counts)
-        detail = f"rendered {counts.rendered} · cached {counts.cached} · failed {counts.failed} · " + (
-            f"{rate:.1f}/s · ETA {_seconds(eta)}" if rate is not None else "-/s · ETA -"
+        detail = f"rendered {counts.rendered}, cached {counts.cached}, failed {counts.failed}, " + (
+            f"{rate:.1f}/s, ETA {_seconds(eta)}" if rate is not None else "-/s, ETA -"
         )
         self._bar.update(self._task, completed=counts.done, detail=detail)
