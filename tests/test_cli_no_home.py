@@ -38,6 +38,11 @@ def test_a_read_only_command_where_no_farm_is_says_so_and_creates_no_farm_home(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_farm_audit_where_no_farm_is_says_so_and_creates_no_farm_home(tmp_path: Path) -> None:
+    assert "Error: no farm home at" in single_error(farm("audit", cwd=tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_farm_home_setting_naming_no_farm_is_refused_without_creating_it(tmp_path: Path) -> None:
     home = tmp_path / "elsewhere" / "farm"
     result = farm("runs", env={"FARM_HOME": str(home)}, cwd=tmp_path)

@@ -44,7 +44,7 @@ def audit_command(
     """Re-render cached targets and compare digests; sign an audit record."""
     if sample_size is not None and all_targets:
         raise fail("give at most one of --sample N and --all")
-    with reported_errors(), storage() as opened:
+    with reported_errors(), storage(existing=True) as opened:  # no farm: nothing to audit, nothing made
         prepare_database(opened)
         run_id = resolve_run(opened, run, "--run") if run is not None else _latest_run(opened)
         signer = load_configured_signer(opened.settings)
