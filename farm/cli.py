@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator, MutableMapping
+from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -39,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "publish": "publish",
     "serve": "serve",
     "daemon": "daemon",
+    "doctor": "doctor",
 }
 
 Command = TyperCommand | TyperGroup
@@ -49,7 +51,23 @@ def load_module_commands(module_name: str) -> dict[str, Command]:
     module = importlib.import_module(f"farm.commands.{module_name}")
     holder = typer.Typer()
     module.register(holder)
-    return dict(typer.main.get_group(holder).commands)
+    commands = dict(typer.main.get_group(holder).commands)
+    for command in commands.values():
+        _show_flags_as_flags(command)
+    return commands
+
+
+def _show_flags_as_flags(command: Command, help_option: Any = None) -> None:
+    """Typer's help shows a type after every option, ``<bool>`` after a flag too (``--json
+    <bool>`` reads as if it took a value): no flag of ``command`` or its subcommands shows one."""
+    if help_option is None:
+        help_option = command.get_help_option(command.context_class(command))  # made once, then cached
+    for param in [*command.params, help_option]:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    if isinstance(command, TyperGroup) and not isinstance(command.commands, _LazyCommands):
+        for subcommand in command.commands.values():
+            _show_flags_as_flags(subcommand)
 
 
 class _LazyCommands(MutableMapping[str, Command]):
@@ -91,19 +109,46 @@ class LazyGroup(TyperGroup):
         super().__init__(**attrs)  # type: ignore[arg-type]
         self.commands = _LazyCommands(self.commands)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        help_option = super().get_help_option(ctx)
+        _show_flags_as_flags(self, help_option)  # the root's options are complete by now (completion's too)
+        return help_option
+
 
 app = typer.Typer(
     name="farm",
     cls=LazyGroup,
     help="A build farm for Kubernetes manifests: render, sign and qualify launcher Applications.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 
 
+def farm_version() -> str:
+    """``farm X (core Y)``: the farm's release and the core version that goes into every action
+    key (its release and source digest: farm/identity/fingerprint.py)."""
+    from farm import __version__
+    from farm.identity.fingerprint import core_version
+
+    return f"farm {__version__} (core {core_version()})"
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(farm_version())
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="print the farm's version and its core version (the action keys' fingerprint), then exit",
+    ),
+) -> None:
     """A build farm for Kubernetes manifests: render, sign and qualify launcher Applications."""
 
 
@@ -125,7 +170,7 @@ def main() -> None:
 
 def _run_app() -> None:
     try:
-        app()
+        app(prog_name="farm")  # also names completion's variable: _FARM_COMPLETE
     except Exception as error:
         from farm.commands._errors import describe
 

@@ -177,6 +177,33 @@ class FarmSettings(BaseSettings):
             "refreshes no state against a catalog."
         ),
     )
+    qualification_schedule: str = Field(
+        default="*/5 * * * *",
+        description=(
+            "When `farm beat` looks for due qualifications (`farm.qualification.find_due`: refresh "
+            "every state against FARM_QUALIFICATION_CATALOG, then send each stale, expired, failed "
+            "or unqualified subject to a worker): crontab syntax, five fields (minute hour "
+            "day-of-month month day-of-week), in UTC. Default: every 5 minutes. A value that does "
+            "not parse stops `farm beat` and `farm worker` with an error naming this setting."
+        ),
+    )
+    qualification_claim_lease_seconds: int = Field(
+        default=3600,
+        ge=1,
+        description=(
+            "Seconds a subject sent to be qualified (by the beat, or by `requalify` after a run) "
+            "stays claimed: it is not sent again before then, even while still due, so a "
+            "qualification in flight is not sent twice. A subject whose qualification failed or "
+            "was lost is sent again at the first schedule after its lease ends."
+        ),
+    )
+    reconcile_schedule: str = Field(
+        default="* * * * *",
+        description=(
+            "When `farm beat` re-sends jobs stuck in queued or running (`farm.reconcile`): crontab "
+            "syntax, five fields, in UTC. Default: every minute."
+        ),
+    )
     qualification_on_run: Literal["off", "stale", "requalify"] = Field(
         default="stale",
         description=(

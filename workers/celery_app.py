@@ -43,6 +43,7 @@ def make_celery() -> Celery:
         broker_transport_options={"visibility_timeout": 3600},
         worker_hijack_root_logger=False,
         beat_schedule=beat_schedule(settings),
+        timezone="UTC",  # the crontab settings (FARM_*_SCHEDULE) are read in UTC
     )
     return app
 

@@ -11,8 +11,8 @@ import typer
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.reuse import load_catalog_reusing
 from farm.commands._errors import describe
-from farm.settings import FarmSettings
-from farm.store.context import Storage, open_storage
+from farm.settings import FarmSettings, home_defaults, load_settings
+from farm.store.context import Storage, missing_database_file, open_storage
 
 
 def fail(message: str) -> typer.Exit:
@@ -37,12 +37,51 @@ def reported_errors() -> Iterator[None]:
 
 
 @contextmanager
-def storage() -> Iterator[Storage]:
-    opened = open_storage()
+def storage(existing: bool = False) -> Iterator[Storage]:
+    """The configured storage; ``existing``: refuse (see ``open_existing_storage``) rather than
+    create an empty farm."""
+    opened = open_existing_storage() if existing else open_storage()
     try:
         yield opened
     finally:
         opened.close()
+
+
+def open_existing_storage(settings: FarmSettings | None = None) -> Storage:
+    """The storage of a farm that exists, for a command that only reads it: where no database
+    is, one ``Error:`` line says what to do (exit 1) instead of creating an empty ``./.farm/``."""
+    with reported_errors():
+        settings = settings or load_settings()
+        missing = missing_database_file(settings)
+    if missing is not None:
+        raise fail(_no_farm_here(settings, missing))
+    return open_storage(settings)
+
+
+def resolve_run(opened: Storage, typed: str, option: str = "") -> str:
+    """The id of the run ``typed`` names (an id, a unique prefix of one, or ``latest``), or one
+    ``Error:`` line (after ``option``, the option it was given to) saying none or which several it
+    could be (exit 1)."""
+    from farm.store.db import read_scope
+    from farm.store.run_ids import RunIdError, resolve_run_id
+
+    try:
+        with read_scope(opened.sessions) as session:
+            return resolve_run_id(session, typed)
+    except RunIdError as error:
+        raise fail(f"{option}: {error}" if option else str(error)) from None
+
+
+def _no_farm_here(settings: FarmSettings, missing: Path) -> str:
+    if settings.database_url == home_defaults(settings.home)["database_url"]:
+        return (
+            f"no farm home at {settings.home} (no {missing.name} there): run `farm run CATALOG` in "
+            "this folder first, or set FARM_HOME (or FARM_DATABASE_URL) to the farm you mean"
+        )
+    return (
+        f"no farm database at {missing} (FARM_DATABASE_URL): run `farm run CATALOG` or `farm db "
+        "upgrade` first, or point FARM_DATABASE_URL at the farm you mean"
+    )
 
 
 def chosen_executor(settings: FarmSettings, executor: str | None) -> str:

@@ -23,14 +23,18 @@ from farm.audit.service import (
     latest_run,
     run_audit,
 )
-from farm.commands._support import fail, reported_errors, storage
+from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_signer
 from farm.store.context import Storage
 from farm.store.migrate import prepare_database
 
 
 def audit_command(
-    run: str | None = typer.Option(None, "--run", help="the run to audit (default: the latest run)"),
+    run: str | None = typer.Option(
+        None,
+        "--run",
+        help="the run to audit: an id, a unique prefix of one, or latest (default: the latest run)",
+    ),
     sample_size: int | None = typer.Option(None, "--sample", min=1, help="audit N targets chosen by --seed"),
     all_targets: bool = typer.Option(False, "--all", help="audit every cached target of the run"),
     seed: int = typer.Option(0, "--seed", help="the sampling seed (the same seed picks the same targets)"),
@@ -40,9 +44,9 @@ def audit_command(
     """Re-render cached targets and compare digests; sign an audit record."""
     if sample_size is not None and all_targets:
         raise fail("give at most one of --sample N and --all")
-    with reported_errors(), storage() as opened:
+    with reported_errors(), storage(existing=True) as opened:  # no farm: nothing to audit, nothing made
         prepare_database(opened)
-        run_id = run or _latest_run(opened)
+        run_id = resolve_run(opened, run, "--run") if run is not None else _latest_run(opened)
         signer = load_configured_signer(opened.settings)
         report = run_audit(opened, signer, run_id, size=sample_size, seed=seed)
     _print(report, as_json)

@@ -25,7 +25,7 @@ def gc_command(
     ),
 ) -> None:
     """Report orphan blobs and rows pointing at missing blobs; remove old orphan blobs."""
-    with reported_errors(), storage() as opened, opened.sessions() as session:
+    with reported_errors(), storage(existing=True) as opened, opened.sessions() as session:
         report = sweep(session, opened.objects, dry_run=dry_run, grace=timedelta(seconds=grace_seconds))
     _print(report, dry_run)
     if report.missing:

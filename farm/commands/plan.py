@@ -14,7 +14,7 @@ import typer
 
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.reuse import load_catalog_reusing
-from farm.commands._support import fail, reported_errors
+from farm.commands._support import fail, reported_errors, resolve_run
 from farm.fleet.preview import Baseline, Plan, catalog_baseline, latest_run_of_fleet, preview, run_baseline
 from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
@@ -36,7 +36,7 @@ def _baseline(
     storage: Storage, fleet: str, against: str | None, against_catalog: Path | None
 ) -> Baseline | None:
     if against is not None:
-        return run_baseline(storage, against)
+        return run_baseline(storage, resolve_run(storage, against, "--against"))
     if against_catalog is not None:
         other = _load(against_catalog, "--against-catalog: ")
         return catalog_baseline(other, f"catalog {against_catalog}")
@@ -86,7 +86,9 @@ def _print(plan: Plan, verbose: bool = False) -> None:
 def plan_command(
     catalog: Path = typer.Argument(..., help="catalog folder holding fleet.yaml"),
     against: str = typer.Option(
-        None, "--against", help="compare with this run (default: the fleet's latest)"
+        None,
+        "--against",
+        help="compare with this run: an id, a unique prefix of one, or latest (default: the fleet's latest)",
     ),
     against_catalog: Path = typer.Option(
         None, "--against-catalog", help="compare with another catalog folder"

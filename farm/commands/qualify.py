@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from farm.commands._support import chosen_executor, load_catalog_or_exit
+from farm.commands._support import chosen_executor, load_catalog_or_exit, open_existing_storage
 from farm.execution.executors import executor_for
 from farm.fleet.service import Trigger, qualify
 from farm.qualification import service
@@ -22,8 +22,9 @@ from farm.store.migrate import prepare_database
 err = Console(stderr=True, markup=False)
 
 
-def _open() -> Storage:
-    storage = open_storage(load_settings())
+def _open(existing: bool = False) -> Storage:
+    """The storage, migrated; ``existing``: a command that only reads refuses where no farm is."""
+    storage = open_existing_storage() if existing else open_storage(load_settings())
     prepare_database(storage)
     return storage
 
@@ -78,7 +79,7 @@ def qualification_command(
     as_json: bool = typer.Option(False, "--json", help="print the board as JSON"),
 ) -> None:
     """The qualification board: subject, state, reason, since, current evidence."""
-    storage = _open()
+    storage = _open(existing=True)
     with read_scope(storage.sessions) as session:
         rows = [
             {

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from farm.commands._support import chosen_executor, load_catalog_or_exit, reported_errors
+from farm.commands._progress import PLAIN_EVERY_SECONDS, RunProgressDisplay
+from farm.commands._support import (
+    chosen_executor,
+    load_catalog_or_exit,
+    open_existing_storage,
+    reported_errors,
+    resolve_run,
+)
 from farm.fleet.diff import RunDiff, diff_runs, unified_output_diff
 from farm.fleet.interrupts import stop_if_requested
 from farm.fleet.progress import (
@@ -42,8 +50,9 @@ def _err() -> Console:
     return Console(stderr=True, markup=False)  # messages quote user text: '[/]' is not markup
 
 
-def _open() -> Storage:
-    storage = open_storage(load_settings())
+def _open(existing: bool = False) -> Storage:
+    """The storage, migrated; ``existing``: a command that only reads refuses where no farm is."""
+    storage = open_existing_storage() if existing else open_storage(load_settings())
     prepare_database(storage)
     return storage
 
@@ -86,34 +95,20 @@ def _stuck(summary: RunSummary, waited: float) -> str:
 def _wait_with_progress(
     storage: Storage,
     run_id: str,
-    show: bool,
+    progress: str,
     timeout: float | None = None,
     poll: float = 0.05,
-    refresh: float = 0.25,
+    every: float = PLAIN_EVERY_SECONDS,
 ) -> RunSummary:
     """Wait until every target is done; past ``timeout`` seconds raise TimeoutError (the message
     says how many are still queued). Says once when no worker has taken a job for a while.
 
     Every ``poll`` seconds one indexed probe asks whether a job of the run is still open, so the
-    command returns within ``poll`` of the last job; the counts the progress bar shows are read
-    every ``refresh`` seconds."""
+    command returns within ``poll`` of the last job; the progress (``progress``: terminal, plain
+    or off) reads the counts less often (``farm/commands/_progress.py``)."""
     started = time.monotonic()
-    summary = run_progress(storage, run_id)
-    if summary.done == summary.total:  # nothing to wait for (a no-change re-run): no progress bar
-        return _final_summary(storage, run_id)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     warned = False
-    refreshed = started
-    with Progress(
-        TextColumn("rendering"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_err(),
-        disable=not show,
-    ) as progress:
-        task = progress.add_task("run", total=summary.total, completed=summary.done)
+    with RunProgressDisplay(storage, run_id, progress, sys.stderr, every) as display:
         while has_open_jobs(storage, run_id):
             waited = time.monotonic() - started
             if timeout is not None and waited >= timeout:
@@ -127,10 +122,15 @@ def _wait_with_progress(
                 )
             time.sleep(poll)
             stop_if_requested()
-            if show and time.monotonic() - refreshed >= refresh:
-                refreshed = time.monotonic()
-                progress.update(task, completed=run_progress(storage, run_id).done)
+            display.update()
     return _final_summary(storage, run_id)
+
+
+def _progress_mode(as_json: bool) -> str:
+    """A bar on a terminal, plain lines otherwise; none with --json (stdout is for the object)."""
+    if as_json:
+        return "off"
+    return "terminal" if sys.stderr.isatty() else "plain"
 
 
 def _who_consumes(settings: FarmSettings) -> str:
@@ -160,8 +160,8 @@ def run_command(
     ),
     wait: bool = typer.Option(True, "--wait/--no-wait", help="wait for every job to finish"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
-    processes: int = typer.Option(
-        0, "--processes", help="local executor: worker processes (default: every core)"
+    processes: int | None = typer.Option(
+        None, "--processes", min=1, help="local executor: worker processes (default: every core)"
     ),
     timeout: float = typer.Option(
         None,
@@ -171,6 +171,12 @@ def run_command(
     ),
     strict: bool = typer.Option(
         False, "--strict", help="catalog warnings (a target rule matching nothing …) are errors: plan nothing"
+    ),
+    progress_every: float = typer.Option(
+        PLAIN_EVERY_SECONDS,
+        "--progress-every",
+        min=0.1,
+        help="when stderr is not a terminal (a CI log): a progress line every SECONDS (no --json)",
     ),
 ) -> None:
     """Render every target of a catalog: cache hits are recorded, the rest executed."""
@@ -187,20 +193,28 @@ def run_command(
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     from farm.execution.executors import executor_for
-    from farm.fleet.service import Trigger, start_fleet_run
+    from farm.fleet.service import Trigger, begin_fleet_run, finish_fleet_run
 
     executor = executor_for(settings, chosen, processes)
+    progress = _progress_mode(as_json)
     with reported_errors():  # a missing or untrusted signing key: refused before anything is recorded
-        planned = start_fleet_run(
+        planned = begin_fleet_run(
             storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
-        ).planned
+        )
+        if executor.blocking:  # the local pool: the progress is drawn as its jobs finish
+            with RunProgressDisplay(storage, planned.run_id, progress, sys.stderr, progress_every) as display:
+                watched = replace(executor, on_progress=display.update)
+                finish_fleet_run(storage, snapshot, planned, watched, trigger=Trigger.CLI)
+        else:
+            finish_fleet_run(storage, snapshot, planned, executor, trigger=Trigger.CLI)
     stop_if_requested()
-    show = not as_json and sys.stderr.isatty()
     if chosen == "celery" and not wait:
         _print_summary(run_summary(storage, planned.run_id), storage, as_json)
         return
     try:
-        summary = _wait_with_progress(storage, planned.run_id, show, timeout if chosen == "celery" else None)
+        summary = _wait_with_progress(
+            storage, planned.run_id, progress, timeout if chosen == "celery" else None, every=progress_every
+        )
     except TimeoutError as stuck:
         typer.echo(f"Error: {stuck}", err=True)
         raise typer.Exit(1) from None
@@ -237,7 +251,7 @@ def runs_command(
     if limit < 1:
         _err().print(f"Error: --limit: must be at least 1, got {limit}")
         raise typer.Exit(1)
-    storage = _open()
+    storage = _open(existing=True)
     for run in recent_runs(storage, limit):
         if as_json:
             typer.echo(json.dumps(_run_json(run), sort_keys=True))
@@ -251,11 +265,16 @@ def runs_command(
         )
 
 
-def status_command(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+RUN_ID_HELP = "a run id, a unique prefix of one, or latest"
+
+
+def status_command(
+    run_id: str = typer.Argument(..., help=RUN_ID_HELP), as_json: bool = typer.Option(False, "--json")
+) -> None:
     """Show one run: counts by job state and failures by error code."""
-    storage = _open()
+    storage = _open(existing=True)
     try:
-        summary = run_summary(storage, run_id)
+        summary = run_summary(storage, resolve_run(storage, run_id))
     except LookupError as exc:
         _err().print(f"Error: {exc}")
         raise typer.Exit(1) from None
@@ -295,8 +314,8 @@ def _print_diff(diff: RunDiff) -> None:
 
 
 def diff_command(
-    run_a: str,
-    run_b: str,
+    run_a: str = typer.Argument(..., help=RUN_ID_HELP),
+    run_b: str = typer.Argument(..., help=RUN_ID_HELP),
     unified: bool = typer.Option(False, "--unified", "-u", help="print a unified diff of changed outputs"),
     as_json: bool = typer.Option(False, "--json"),
     exit_code: bool = typer.Option(
@@ -313,7 +332,8 @@ def diff_command(
 
     A target that failed in RUN_A and rendered in RUN_B is listed as fixed.
     """
-    storage = _open()
+    storage = _open(existing=True)
+    run_a, run_b = resolve_run(storage, run_a), resolve_run(storage, run_b)
     try:
         diff = diff_runs(storage, run_a, run_b)
     except LookupError as exc:
@@ -338,7 +358,7 @@ def output_command(
     if not sep or not application or not cluster:
         _err().print(f"Error: target: expected APPLICATION/CLUSTER, got {target!r}")
         raise typer.Exit(2)
-    storage = _open()
+    storage = _open(existing=True)
     try:
         sys.stdout.buffer.write(latest_output(storage, application, cluster))
     except LookupError as exc:

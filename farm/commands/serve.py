@@ -35,14 +35,14 @@ def serve_command(
     import uvicorn
 
     from farm.api import create_app
+    from farm.commands._support import open_existing_storage
     from farm.logs import configure_logging
     from farm.settings import load_settings
-    from farm.store.context import open_storage
     from farm.store.migrate import prepare_database
 
     settings = load_settings()
     configure_logging(settings.log_format)  # a line per request (farm.api.access), text or JSON
-    storage = open_storage(settings)
+    storage = open_existing_storage(settings)
     prepare_database(storage)
     app = create_app(
         storage,

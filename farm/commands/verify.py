@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from farm.commands._support import fail, reported_errors, storage
+from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.store import audit
@@ -19,17 +19,21 @@ from farm.store.repository import sync_signer_trust
 
 
 def verify_command(
-    run: str | None = typer.Option(None, "--run", help="verify every output of this fleet run"),
+    run: str | None = typer.Option(
+        None, "--run", help="verify every output of this run (an id, a unique prefix of one, or latest)"
+    ),
     output: str | None = typer.Option(None, "--output", help="verify this output digest"),
     all_outputs: bool = typer.Option(False, "--all", help="verify every stored output"),
 ) -> None:
     """Verify outputs: blob digest, trusted signature, statement subject. Exit 1 on any failure."""
     if sum([run is not None, output is not None, all_outputs]) != 1:
         raise fail("give exactly one of --run RUN_ID, --output DIGEST or --all")
-    with reported_errors(), storage() as opened, opened.sessions() as session:
+    with reported_errors(), storage(existing=True) as opened, opened.sessions() as session:
         trusted = load_configured_trust(opened.settings)
         sync_signer_trust(session, trusted)
         session.commit()
+        if run is not None:
+            run = resolve_run(opened, run, "--run")
         digests, failures = _select(session, run, output)
         failures += audit.verify_outputs(session, opened.objects, trusted, digests)
         audits = qualified = 0

@@ -17,10 +17,12 @@ def _require_broker() -> None:
 
 
 def worker_command(
-    concurrency: int = typer.Option(0, "--concurrency", "-c", help="worker processes (default: every core)"),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", "-c", min=1, help="worker processes (default: every core)"
+    ),
     loglevel: str = typer.Option("INFO", "--loglevel"),
-    metrics_port: int = typer.Option(
-        0, "--metrics-port", min=0, max=65535, help="serve Prometheus metrics on this port (0: none)"
+    metrics_port: int | None = typer.Option(
+        None, "--metrics-port", min=1, max=65535, help="serve Prometheus metrics on this port (default: none)"
     ),
 ) -> None:
     """Start a Celery worker that renders jobs from <FARM_CELERY_QUEUE>.<core version> (broker:
@@ -58,7 +60,14 @@ def _serve_worker_metrics(port: int) -> None:
 
 
 def beat_command(loglevel: str = typer.Option("INFO", "--loglevel")) -> None:
-    """Start Celery beat: it runs the reconciler every minute."""
+    """Start Celery beat (exactly one per farm). It schedules, in UTC:
+
+    reconcile-stale-jobs (farm.reconcile): re-send the jobs stuck in queued or running; FARM_RECONCILE_SCHEDULE, crontab, default every minute (* * * * *).
+
+    qualification-find-due (farm.qualification.find_due): refresh every qualification state against FARM_QUALIFICATION_CATALOG, then send each stale, expired, failed or unqualified subject to a worker, claimed for FARM_QUALIFICATION_CLAIM_LEASE_SECONDS (default 3600); FARM_QUALIFICATION_SCHEDULE, crontab, default every 5 minutes (*/5 * * * *).
+
+    audit-sample (farm.audit), only when FARM_AUDIT_SAMPLE is above 0: a sampled farm audit of the latest run, every FARM_AUDIT_INTERVAL seconds (default 86400).
+    """
     _require_broker()
     from workers.celery_app import app as celery_app
 

@@ -8,8 +8,8 @@ workers and returns at once. Entry points choose one here (``executor_for``) and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,8 @@ class Executor:
     name: str
     settings: FarmSettings
     processes: int | None = None
+    # local: called as each job finishes and between (farm run draws its progress with it)
+    on_progress: Callable[[], None] | None = field(default=None, compare=False)
 
     @property
     def blocking(self) -> bool:
@@ -43,7 +45,7 @@ class Executor:
             from farm.execution.local import run_local
 
             load_configured_signer(self.settings)  # the embedded key exists before workers start
-            run_local(self.settings, jobs, processes=self.processes)
+            run_local(self.settings, jobs, processes=self.processes, on_progress=self.on_progress)
         else:
             self._celery(jobs)
 

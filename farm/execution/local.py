@@ -6,7 +6,7 @@ In the farm daemon the pool is resident (``keep_local_pool``): started once, kep
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -53,17 +53,19 @@ def run_local(
     jobs: Sequence[tuple[str, str]],
     *,
     processes: int | None = None,
+    on_progress: Callable[[], None] | None = None,
 ) -> None:
-    """Run the jobs on a process pool using every core; returns when all have finished. In the
-    farm daemon the pool is its resident one (``keep_local_pool``), started once for many runs."""
+    """Run the jobs on a process pool using every core; returns when all have finished, calling
+    ``on_progress`` as each job finishes (and every few tenths of a second between). In the farm
+    daemon the pool is its resident one (``keep_local_pool``), started once for many runs."""
     if not jobs:
         return
     if _resident is not None:
-        _resident.run(settings, jobs, processes=processes)
+        _resident.run(settings, jobs, processes=processes, on_progress=on_progress)
         return
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
     with _new_pool(settings, workers) as pool:
-        _run_on(pool, jobs)
+        _run_on(pool, jobs, on_progress)
 
 
 def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
@@ -78,7 +80,11 @@ def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
     )
 
 
-def _run_on(pool: ProcessPoolExecutor, jobs: Sequence[tuple[str, str]]) -> None:
+def _run_on(
+    pool: ProcessPoolExecutor,
+    jobs: Sequence[tuple[str, str]],
+    on_progress: Callable[[], None] | None = None,
+) -> None:
     pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
     try:
         while pending:
@@ -86,6 +92,8 @@ def _run_on(pool: ProcessPoolExecutor, jobs: Sequence[tuple[str, str]]) -> None:
             stop_if_requested()
             for future in finished:
                 future.result()  # an infrastructure error stops the run loudly
+            if on_progress is not None:
+                on_progress()
     finally:
         for future in pending:  # stopped early (an error, an interrupt): the rest stay queued
             future.cancel()
@@ -121,10 +129,11 @@ class ResidentPool:
         jobs: Sequence[tuple[str, str]],
         *,
         processes: int | None = None,
+        on_progress: Callable[[], None] | None = None,
     ) -> None:
         pool = self._pool_for(settings, processes)
         try:
-            _run_on(pool, jobs)
+            _run_on(pool, jobs, on_progress)
         except BrokenProcessPool:
             self.close()
             raise

@@ -239,22 +239,27 @@ def refresh_all(
 
 
 DUE_STATES = ("stale", "expired", "failed", "unqualified")
-CLAIM_LEASE = timedelta(hours=1)
 # A qualification records its outcome moments after its fleet run finishes; one still running this
 # long after that (or this long after it started, with no fleet run planned) lost its process.
 ABANDONED_AFTER = timedelta(minutes=10)
 
 
+def claim_lease(storage: Storage) -> timedelta:
+    """How long a subject sent to be qualified stays claimed (FARM_QUALIFICATION_CLAIM_LEASE_SECONDS)."""
+    return timedelta(seconds=storage.settings.qualification_claim_lease_seconds)
+
+
 def claim_due(
-    storage: Storage, lease: timedelta = CLAIM_LEASE, states: Sequence[str] = DUE_STATES
+    storage: Storage, lease: timedelta | None = None, states: Sequence[str] = DUE_STATES
 ) -> list[tuple[str, str]]:
     """Subjects in ``states`` (default: stale, expired, failed or never qualified), each claimed
-    for one enqueue.
+    for one enqueue for ``lease`` (default: the setting, ``claim_lease``).
 
     The claim is a conditional UPDATE (``records.claim_for_enqueue``): of two beats running at
     once, only one gets each subject.
     """
     now = utcnow()
+    lease = lease if lease is not None else claim_lease(storage)
     due = []
     with session_scope(storage.sessions) as session:
         candidates = [s for s in records.subjects(session) if s.state in states]
@@ -282,7 +287,7 @@ def find_due(
     storage: Storage,
     snapshot: CatalogSnapshot | None,
     trusted_keyids: frozenset[str],
-    lease: timedelta = CLAIM_LEASE,
+    lease: timedelta | None = None,
     abandoned_after: timedelta = ABANDONED_AFTER,
 ) -> list[tuple[str, str]]:
     """The beat's finder: recover abandoned runs, bring every state up to ``snapshot`` (today's

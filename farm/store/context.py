@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from farm.settings import FarmSettings, load_settings
-from farm.store.db import create_farm_engine, make_session_factory
+from farm.store.db import create_farm_engine, make_session_factory, sqlite_file
 from farm.store.objects import ObjectStore, open_object_store
 
 
@@ -28,3 +29,10 @@ def open_storage(settings: FarmSettings | None = None) -> Storage:
     settings = settings or load_settings()
     engine = create_farm_engine(settings.database_url)
     return Storage(settings, engine, make_session_factory(engine), open_object_store(settings))
+
+
+def missing_database_file(settings: FarmSettings) -> Path | None:
+    """The SQLite file ``settings`` name when it does not exist yet (opening the storage would
+    create it, and the home around it), else None (it exists, or the database is PostgreSQL)."""
+    path = sqlite_file(settings.database_url)
+    return path if path is not None and not path.exists() else None

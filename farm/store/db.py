@@ -65,6 +65,14 @@ def normalize_database_url(url: str) -> str:
     return url
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite database URL (None for PostgreSQL or an in-memory SQLite)."""
+    parsed = make_url(normalize_database_url(url))
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
 def create_farm_engine(url: str, **kwargs: Any) -> Engine:
     """An engine for ``url`` with the farm's connection settings applied."""
     url = normalize_database_url(url)

@@ -1,11 +1,17 @@
-"""Whether the database and the object store answer: the API's ``/readyz``."""
+"""Probes of the farm's storage: whether the database and the object store answer (the API's
+``/readyz``), and for ``farm doctor`` whether the database is migrated and the bucket present.
+Doctor's probes raise driver errors as they come; the caller turns them into one line
+(``farm.commands._errors.describe``)."""
 
 from __future__ import annotations
 
 from sqlalchemy import text
 
+from farm.settings import FarmSettings
 from farm.store.context import Storage
-from farm.store.db import STORE_ERRORS
+from farm.store.db import STORE_ERRORS, create_farm_engine
+from farm.store.migrate import HEAD_REVISION, current_revision
+from farm.store.objects import parse_s3_location, s3_client
 
 # a digest no blob has: asking whether it exists reaches the store without reading anything
 _PROBE = "0" * 64
@@ -32,3 +38,40 @@ def object_store_problem(storage: Storage) -> str | None:
     except Exception as error:  # any failure of any backend (boto, botocore, OS) means not ready
         return f"{type(error).__name__}: {_first_line(error)}"
     return None
+
+
+def database_revision(settings: FarmSettings) -> str | None:
+    """The revision the configured database is migrated to (None: never migrated); raises the
+    driver's error when it cannot be reached."""
+    engine = create_farm_engine(settings.database_url, **_connect_timeout(settings.database_url))
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def database_is_current(revision: str | None) -> bool:
+    return revision == HEAD_REVISION
+
+
+def _connect_timeout(url: str) -> dict[str, object]:
+    # a host that drops packets would otherwise hold the check for the driver's default (minutes)
+    return {"connect_args": {"connect_timeout": 5}} if not url.startswith("sqlite") else {}
+
+
+class BucketMissing(Exception):
+    """The bucket FARM_OBJECT_STORE names does not exist (the farm never creates it)."""
+
+
+def probe_s3_bucket(settings: FarmSettings) -> str:
+    """``bucket[/prefix]`` once the bucket answers a HEAD request; raises :class:`BucketMissing`
+    when it does not exist, the client's error when the store cannot be reached."""
+    bucket, prefix = parse_s3_location(settings.object_store)
+    client = s3_client(settings)
+    try:
+        client.head_bucket(Bucket=bucket)
+    except client.exceptions.ClientError as error:
+        if str(error.response.get("Error", {}).get("Code")) in ("404", "NoSuchBucket"):
+            raise BucketMissing(bucket) from None
+        raise
+    return f"{bucket}/{prefix}" if prefix else bucket

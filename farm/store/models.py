@@ -33,9 +33,11 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
     and_,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from uuid6 import uuid7
 
@@ -52,6 +54,28 @@ Digest = String(64)
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A moment stored in UTC and read back as an aware UTC datetime, on both databases.
+
+    SQLite keeps no offset (SQLAlchemy writes the wall-clock digits and reads a naive datetime
+    back) and PostgreSQL answers in the session's time zone: each moment is turned to UTC before
+    it is written, and every moment read carries ``+00:00``, so the CLI, the API and the pages
+    show one offset whatever the database."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def new_id() -> str:
@@ -114,7 +138,7 @@ class CatalogSnapshot(Base):
     source: Mapped[str | None] = mapped_column(Text)
     source_commit: Mapped[str | None] = mapped_column(String(64))
     blob_digest: Mapped[str | None] = mapped_column(Digest)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class Application(Base):
@@ -169,9 +193,9 @@ class FleetRun(Base):
     core_version: Mapped[str] = mapped_column(String(64))
     selection_policy: Mapped[str] = mapped_column(String(32), default="default")
     state: Mapped[str] = mapped_column(String(32), default=RunState.PENDING.value)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class RenderOutput(Base):
@@ -181,7 +205,7 @@ class RenderOutput(Base):
 
     digest: Mapped[str] = mapped_column(Digest, primary_key=True)
     size_bytes: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class Signer(Base):
@@ -192,7 +216,7 @@ class Signer(Base):
     keyid: Mapped[str] = mapped_column(Digest, primary_key=True)
     public_key_pem: Mapped[str] = mapped_column(Text)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)
-    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class RenderJob(Base):
@@ -220,10 +244,10 @@ class RenderJob(Base):
     claimed_by: Mapped[str | None] = mapped_column(String(253))
     error_code: Mapped[str | None] = mapped_column(String(128))
     error_message: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    queued_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class RenderTarget(Base):
@@ -268,8 +292,8 @@ class RenderTarget(Base):
     output_digest: Mapped[str | None] = mapped_column(
         ForeignKey("render_outputs.digest", name="fk_render_jobs_output_digest_render_outputs"), index=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class FailedAction(Base):
@@ -283,7 +307,7 @@ class FailedAction(Base):
     action_key: Mapped[str] = mapped_column(Digest, primary_key=True)
     error_code: Mapped[str] = mapped_column(String(128))
     error_message: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class EvidenceRecord(Base):
@@ -306,7 +330,7 @@ class EvidenceRecord(Base):
     )
     cluster_profile: Mapped[str | None] = mapped_column(String(253))
     selection: Mapped[str | None] = mapped_column(String(253))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
@@ -321,7 +345,7 @@ class ActionCacheEntry(Base):
     action_key: Mapped[str] = mapped_column(Digest, primary_key=True)
     output_digest: Mapped[str] = mapped_column(ForeignKey("render_outputs.digest"), index=True)
     evidence_id: Mapped[int] = mapped_column(ForeignKey("evidence_records.id"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,7 +413,7 @@ class QualificationState(Base):
     last_passing_evidence_id: Mapped[int | None] = mapped_column(
         ForeignKey("evidence_records.id", name="fk_qualification_states_last_passing_evidence")
     )
-    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    since: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class AuditRecord(Base):
@@ -408,7 +432,7 @@ class AuditRecord(Base):
     audited: Mapped[int] = mapped_column(Integer)
     nondeterministic: Mapped[int] = mapped_column(Integer)
     drifted: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class QualificationSubject(Base):
@@ -427,9 +451,9 @@ class QualificationSubject(Base):
     selection: Mapped[str] = mapped_column(String(127), default="")
     state: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(String(64), default="")
-    since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    since: Mapped[datetime] = mapped_column(UtcDateTime)
     current_evidence_id: Mapped[int | None] = mapped_column(Integer)
-    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class QualificationEvidence(Base):
@@ -446,7 +470,7 @@ class QualificationEvidence(Base):
     signer_keyid: Mapped[str] = mapped_column(String(128))
     core_version: Mapped[str] = mapped_column(String(64))
     owned_paths_digest: Mapped[str] = mapped_column(String(64), default="")
-    attested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    attested_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class QualificationRun(Base):
@@ -458,7 +482,7 @@ class QualificationRun(Base):
     subject_id: Mapped[int] = mapped_column(ForeignKey("qualification_subjects.id"), index=True)
     subject_digest: Mapped[str] = mapped_column(Digest)
     state: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     # the fleet run rendering the subject, once planned (no foreign key: runs may be pruned)
     fleet_run_id: Mapped[str | None] = mapped_column(String(32))
 
@@ -474,7 +498,7 @@ class QualificationEvent(Base):
     to_state: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(String(64), default="")
     cause: Mapped[str] = mapped_column(String(64))
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    at: Mapped[datetime] = mapped_column(UtcDateTime)
     # the catalog snapshot the state was derived against (NULL on rows older than migration 0017)
     snapshot_digest: Mapped[str | None] = mapped_column(String(64))
 
@@ -531,7 +555,7 @@ class Publish(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     reference: Mapped[str | None] = mapped_column(Text)
     envelope_digest: Mapped[str | None] = mapped_column(Digest)
-    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

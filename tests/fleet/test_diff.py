@@ -105,7 +105,9 @@ def test_diff_of_an_unknown_run_is_one_error_line_and_exit_1_with_nothing_on_std
     first = _run(fleet_env, catalog)
     code, stdout, stderr = _diff(fleet_env, first, "no-such-run", "--exit-code")
     assert code == 1 and stdout == ""
-    assert stderr.splitlines() == ["Error: run no-such-run does not exist"]
+    assert stderr.splitlines() == [
+        "Error: run no-such-run does not exist (give a run id, a unique prefix of one, or latest; farm runs lists them)"
+    ]
 
 
 def test_diff_json_lists_each_failure_with_its_code_bounded_message_and_earlier_state(

@@ -287,7 +287,10 @@ def test_the_cli_exits_2_when_something_would_render_0_when_nothing_and_1_on_an_
     assert changed.exit_code == 2 and "ClusterProfile changed: 4" in changed.stdout, changed.output
     missing = CliRunner().invoke(cli, ["plan", str(catalog.root), "--against", "nope"], env=env)
     assert missing.exit_code == 1
-    assert missing.stderr.strip() == "Error: --against: run nope does not exist (farm runs lists them)"
+    assert missing.stderr.strip() == (
+        "Error: --against: run nope does not exist (give a run id, a unique prefix of one, or latest; "
+        "farm runs lists them)"
+    )
     nowhere = CliRunner().invoke(cli, ["plan", str(tmp_path / "absent")], env=env)
     assert nowhere.exit_code == 1 and nowhere.stderr.startswith("Error: "), nowhere.output
     assert "no fleet.yaml found" in nowhere.stderr and "Traceback" not in nowhere.output
