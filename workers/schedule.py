@@ -32,6 +32,8 @@ def parse_crontab(setting: str, value: str) -> crontab:
         return crontab(**dict(zip(CRONTAB_FIELDS, fields, strict=True)))
     except (ValueError, ParseException) as error:
         raise SettingsError(f"{variable}: {value!r} is not a crontab schedule: {error}") from None
+
+
 PUBLISH_RETRY_TASK = "farm.publish.retry_due"
 
 
