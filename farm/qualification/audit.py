@@ -9,6 +9,7 @@ from farm.evidence.verify import Failure
 from farm.profiles import ProfileError
 from farm.profiles.gate import check_resolved_profile, selection_of
 from farm.store import qualification as records
+from farm.store.context import Storage
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
@@ -84,3 +85,55 @@ def _gate(
             )
         ]
     return []
+
+
+def check_subject_states(
+    storage: Storage, session: Session, trusted: TrustedSigners
+) -> tuple[int, list[Failure]]:
+    """(subjects recomputed, failures): each qualification subject's stored state and reason
+    recomputed from its records (``derive_state``) at the time it took that state, against the
+    catalog of its latest qualification run and of the newest run (the beat refreshes states with
+    the newest); ``qualification.state_mismatch`` when neither gives the stored row. A subject
+    with no run to take a catalog from is not counted (docs/trust.md)."""
+    from farm.fleet.service import stored_catalog
+    from farm.qualification.service import max_age, today_for
+
+    catalogs: dict[str, object] = {}
+
+    def catalog(digest: str) -> object | None:
+        if digest not in catalogs:
+            try:
+                catalogs[digest] = stored_catalog(storage, digest)
+            except Exception:  # an unreadable snapshot is reported by the blob checks
+                catalogs[digest] = None
+        return catalogs[digest]
+
+    newest = records.newest_snapshot(session)
+    checked, failures = 0, []
+    for subject in records.subjects(session):
+        digests = [d for d in (records.latest_qualified_snapshot(session, subject), newest) if d is not None]
+        candidates = [snapshot for d in dict.fromkeys(digests) if (snapshot := catalog(d)) is not None]
+        if not candidates:
+            continue
+        checked += 1
+        derived = [
+            records.recompute(
+                session,
+                subject,
+                today_for(snapshot, subject.cluster_profile),
+                frozenset(trusted),
+                records.aware(subject.since),
+                max_age(storage),
+            )[0]
+            for snapshot in candidates
+        ]
+        if all((d.state, d.reason) != (subject.state, subject.reason) for d in derived):
+            failures.append(
+                Failure(
+                    "qualification.state_mismatch",
+                    f"qualification subject {subject.cluster_profile}:{subject.selection or 'none'} ({subject.id})",
+                    f"the row says {subject.state!r} {subject.reason!r}; recomputed from its records it is "
+                    + " or ".join(f"{d.state!r} {d.reason!r}" for d in derived),
+                )
+            )
+    return checked, failures

@@ -275,7 +275,9 @@ class RenderTarget(Base):
 class FailedAction(Base):
     """action key → the deterministic core error its render raised: failures are cached too.
 
-    Only errors of the core (bad input) go here; internal and infrastructure errors never do.
+    Only errors of the core (bad input) go here; internal and infrastructure errors never do. The
+    row is served only with its signed statement (``envelope``, whose sha256 is
+    ``envelope_digest``; ``farm.evidence.failure``) verifying against the trusted signers.
     """
 
     __tablename__ = "failed_actions"
@@ -284,6 +286,9 @@ class FailedAction(Base):
     error_code: Mapped[str] = mapped_column(String(128))
     error_message: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    envelope_digest: Mapped[str | None] = mapped_column(Digest)
+    signer_keyid: Mapped[str | None] = mapped_column(String(64))
+    envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class EvidenceRecord(Base):
