@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
 from farm.core.errors import bound_message
-from farm.evidence.failure import failure_is_vouched
-from farm.evidence.keys import TrustedSigners, load_configured_trust
 from farm.identity.fingerprint import core_version
 from farm.identity.keys import batch_key, request_action_keys
 from farm.store.context import Storage
@@ -25,6 +23,9 @@ from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, utcn
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_requests, persist_snapshot
+
+if TYPE_CHECKING:
+    from farm.evidence.keys import TrustedSigners
 
 DEFAULT_BATCH_SIZE = 50
 
@@ -88,6 +89,8 @@ def vouched_failures(
     """The cached failures whose signed statements verify against the trusted signers."""
     if not failures or trust is None:
         return {}
+    from farm.evidence.failure import failure_is_vouched  # cryptography: only with a cached failure
+
     trusted = trust()
     return {
         key: failure
@@ -111,6 +114,8 @@ def _batches(items: list[_Planned], size: int) -> list[list[_Planned]]:
 
 
 def trusted_signers(storage: Storage) -> TrustedSigners:
+    from farm.evidence.keys import load_configured_trust
+
     return load_configured_trust(storage.settings)
 
 

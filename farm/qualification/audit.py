@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from farm.build.profile_gate import catalog_inputs
+from farm.catalog import CatalogError, CatalogSnapshot
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
@@ -12,7 +15,7 @@ from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
-from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
+from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore, ObjectStoreError
 from farm.store.runs import run_by_id
 
 
@@ -98,15 +101,12 @@ def check_subject_states(
     from farm.fleet.service import stored_catalog
     from farm.qualification.service import max_age, today_for
 
-    catalogs: dict[str, object] = {}
-
-    def catalog(digest: str) -> object | None:
-        if digest not in catalogs:
-            try:
-                catalogs[digest] = stored_catalog(storage, digest)
-            except Exception:  # an unreadable snapshot is reported by the blob checks
-                catalogs[digest] = None
-        return catalogs[digest]
+    @lru_cache(maxsize=2)  # a stored catalog is as large as its fleet: hold at most two
+    def catalog(digest: str) -> CatalogSnapshot | None:
+        try:
+            return stored_catalog(storage, digest)
+        except (LookupError, CatalogError, ObjectStoreError, ValueError):
+            return None  # an unreadable snapshot is reported by the blob checks
 
     newest = records.newest_snapshot(session)
     checked, failures = 0, []
