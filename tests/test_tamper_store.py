@@ -249,3 +249,46 @@ def test_an_orphan_blob_is_a_warning_not_a_failure(home: Path) -> None:
     result = verify_all()
     assert result.exit_code == 0, result.output
     assert f"WARN blob.orphan: blob {digest}" in result.output and "1 warning(s)" in result.output
+
+
+def test_a_cached_failure_signed_by_an_untrusted_key_is_not_served_and_fails_verify(
+    home: Path, good_home: Path
+) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from farm.evidence.failure import sign_failure
+    from farm.evidence.keys import signer_from_private_key
+
+    stranger = signer_from_private_key(Ed25519PrivateKey.generate())
+    with database(home) as connection:
+        row = connection.execute("SELECT * FROM failed_actions ORDER BY action_key LIMIT 1").fetchone()
+        forged = sign_failure(stranger, row["action_key"], row["error_code"], row["error_message"])
+        connection.execute(
+            "UPDATE failed_actions SET envelope = ?, envelope_digest = ?, signer_keyid = ? WHERE action_key = ?",
+            (forged.envelope, forged.envelope_digest, stranger.keyid, row["action_key"]),
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL signature.untrusted: failure cache row {row['action_key']}: signed only by untrusted key(s) {stranger.keyid}",
+    )
+    catalog = (good_home.parent / "catalog-path").read_text()
+    _farm("run", catalog, "--processes", "1", ok=(0, 1))
+    with database(home) as connection:
+        latest = connection.execute(
+            "SELECT state FROM render_targets WHERE action_key = ? ORDER BY id DESC LIMIT 1",
+            (row["action_key"],),
+        ).fetchone()
+        signer = connection.execute(
+            "SELECT signer_keyid FROM failed_actions WHERE action_key = ?", (row["action_key"],)
+        ).fetchone()
+    assert latest["state"] == "failed" and signer["signer_keyid"] != stranger.keyid  # rendered, re-signed
+
+
+def test_a_failure_row_whose_envelope_does_not_hash_to_its_digest_fails_verify(home: Path) -> None:
+    with database(home) as connection:
+        row = connection.execute("SELECT * FROM failed_actions ORDER BY action_key LIMIT 1").fetchone()
+        connection.execute(
+            "UPDATE failed_actions SET envelope_digest = ? WHERE action_key = ?",
+            ("0" * 64, row["action_key"]),
+        )
+    assert_fails(verify_all(), f"FAIL failure.corrupt: failure cache row {row['action_key']}")
