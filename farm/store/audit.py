@@ -84,8 +84,9 @@ def check_output(
         provenance, found = _verify_record(objects, trusted, record, digest)
         checked.append((record, provenance))
         failures += found
-    failures += _check_cache_links(session, digest, {record.id for record in records}, target)
-    failures += _check_bindings(session, digest, checked, target)
+    entries = list(session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest)))
+    failures += _check_cache_links(entries, {record.id for record in records}, target)
+    failures += _check_bindings(session, digest, checked, entries, target)
     return OutputEvidence(checked, failures)
 
 
@@ -100,6 +101,7 @@ def _check_bindings(
     session: Session,
     digest: str,
     checked: list[tuple[EvidenceRecord, RenderProvenance | None]],
+    entries: list[ActionCacheEntry],
     target: str,
 ) -> list[Failure]:
     """Every target and cache row pointing at this output is one a signed statement is about.
@@ -135,7 +137,6 @@ def _check_bindings(
         record.id: provenance.action_key if provenance is not None else record.action_key
         for record, provenance in checked
     }
-    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
     for entry in entries:
         signed_key = signed_keys.get(entry.evidence_id)
         if entry.evidence_id in signed_keys and signed_key != entry.action_key:
@@ -241,8 +242,7 @@ def _verify_record(
     )
 
 
-def _check_cache_links(session: Session, digest: str, record_ids: set[int], target: str) -> list[Failure]:
-    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
+def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], target: str) -> list[Failure]:
     return [
         Failure(
             "evidence.not_linked",
