@@ -37,6 +37,7 @@ from farm.store.models import (
     RenderTarget,
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
+from farm.store.runs import CHUNK
 from farm.store.snapshots import manifest_references
 
 PAGE = 1000
@@ -158,13 +159,13 @@ def manifest_named(session: Session, objects: ObjectStore) -> set[str]:
 
 
 def orphan_blobs(session: Session, objects: ObjectStore) -> Iterator[str]:
-    """Blobs no row and no snapshot manifest names, listed lazily and looked up a chunk at a time
+    """Blobs no row and no snapshot manifest names, listed lazily and looked up ``CHUNK`` at a time
     (``farm gc`` removes them after its grace period)."""
     named = manifest_named(session, objects)
     chunk: list[str] = []
     for blob in objects.list_blobs():
         chunk.append(blob.digest)
-        if len(chunk) == PAGE:
+        if len(chunk) == CHUNK:
             yield from _unreferenced(session, chunk, named)
             chunk = []
     yield from _unreferenced(session, chunk, named)
