@@ -292,3 +292,16 @@ def test_a_failure_row_whose_envelope_does_not_hash_to_its_digest_fails_verify(h
             ("0" * 64, row["action_key"]),
         )
     assert_fails(verify_all(), f"FAIL failure.corrupt: failure cache row {row['action_key']}")
+
+
+def test_a_run_state_not_derived_from_its_targets_fails_verify(home: Path) -> None:
+    with database(home) as connection:
+        run = connection.execute(
+            "SELECT id FROM fleet_runs WHERE state = 'completed_with_failures' LIMIT 1"
+        ).fetchone()
+        connection.execute("UPDATE fleet_runs SET state = 'completed' WHERE id = ?", (run["id"],))
+    assert_fails(
+        verify_all(),
+        f"FAIL run.state_mismatch: run {run['id']}: the row says 'completed'",
+        "say 'completed_with_failures'",
+    )

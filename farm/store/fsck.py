@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from farm.evidence.failure import check_failure
@@ -29,12 +29,14 @@ from farm.store.models import (
     EvidenceRecord,
     FailedAction,
     FleetRun,
+    JobState,
     QualificationEvidence,
     QualificationRun,
     QualificationSubject,
     RenderJob,
     RenderOutput,
     RenderTarget,
+    RunState,
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.runs import CHUNK
@@ -255,3 +257,41 @@ def check_failure_rows(session: Session, trusted: TrustedSigners) -> Iterator[tu
             envelope, trusted, action_key=key, error_code=code, error_message=message, target=target
         )
         yield key, found
+
+
+def check_run_states(session: Session) -> Iterator[Failure | None]:
+    """Each finished run's state recomputed from its targets, as ``runs.finalize_run`` derives it:
+    ``completed_with_failures`` when a target failed (or is a cached failure), ``completed``
+    otherwise, and no target still open (``run.state_mismatch``). Runs still going, or aborted,
+    restate nothing and are not counted."""
+    failed = or_(
+        RenderTarget.state == JobState.FAILED.value,
+        (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None),
+    )
+    rows = session.execute(
+        select(
+            FleetRun.id,
+            FleetRun.state,
+            func.count(RenderTarget.id).filter(failed),
+            func.count(RenderTarget.id).filter(RenderTarget.state == JobState.QUEUED.value),
+        )
+        .outerjoin(RenderTarget, RenderTarget.run_id == FleetRun.id)
+        .where(FleetRun.state.in_(FINISHED))
+        .group_by(FleetRun.id, FleetRun.state)
+        .order_by(FleetRun.id)
+        .execution_options(yield_per=PAGE)
+    )
+    for run_id, state, failures, still_open in rows:
+        derived = RunState.COMPLETED_WITH_FAILURES.value if failures else RunState.COMPLETED.value
+        if state != derived or still_open:
+            yield Failure(
+                "run.state_mismatch",
+                f"run {run_id}",
+                f"the row says {state!r}; its targets ({failures} failed, {still_open} still open) say"
+                + (" it is not finished" if still_open else f" {derived!r}"),
+            )
+        else:
+            yield None
+
+
+FINISHED = (RunState.COMPLETED.value, RunState.COMPLETED_WITH_FAILURES.value)

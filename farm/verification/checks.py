@@ -25,6 +25,12 @@ def targets(context: Context) -> Iterator[Finding]:
         yield Finding("target row", failure)
 
 
+def runs(context: Context) -> Iterator[Finding]:
+    """Each finished run's state against its targets."""
+    for failure in fsck.check_run_states(context.session):
+        yield Finding("run", failure)
+
+
 def failure_cache(context: Context) -> Iterator[Finding]:
     """Each failure cache row against its signed statement."""
     for _, failures in fsck.check_failure_rows(context.session, context.trusted):

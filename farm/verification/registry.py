@@ -28,6 +28,7 @@ class Check:
 CHECKS: tuple[Check, ...] = (
     Check("outputs", checks.outputs),
     Check("targets", checks.targets),
+    Check("runs", checks.runs),
     Check("failure cache", checks.failure_cache),
     Check("audit records", checks.audit_records),
     Check("qualification", checks.qualification),
