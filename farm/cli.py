@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "db": "db",
     "keys": "keys",
     "verify": "verify",
+    "export-evidence": "evidence",
     "gc": "gc",
     "kinds": "kinds",
     "plan": "plan",

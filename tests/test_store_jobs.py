@@ -12,6 +12,7 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from farm.evidence.failure import sign_failure
 from farm.evidence.provenance import action_key
 from farm.store.models import (
     EvidenceRecord,
@@ -76,7 +77,10 @@ def test_claim_moves_a_queued_job_to_running_once(fleet: Fleet) -> None:
 def test_the_claim_returns_the_open_targets_with_what_the_caches_hold(fleet: Fleet) -> None:
     _, _, record = fleet.render(b"kind: ConfigMap\n", profile="prod")  # caches web/prod's key
     with fleet.sessions.begin() as session:
-        record_failures(session, [(action_key(make_inputs("web", "stage")), "document.invalid", "bad")])
+        record_failures(
+            session,
+            [sign_failure(fleet.signer, action_key(make_inputs("web", "stage")), "document.invalid", "bad")],
+        )
     run_id, job_id, (prod, stage) = _two_target_job(fleet)
     with fleet.sessions.begin() as session:
         claimed = claim_job(session, job_id, worker="w1")
@@ -222,7 +226,11 @@ def test_cache_look_ups_answer_many_keys_at_once(fleet: Fleet) -> None:
     outputs = [fleet.render(f"kind: K{i}\n".encode(), application=f"app{i}")[2] for i in range(3)]
     missing = action_key(make_inputs("nobody"))
     with fleet.sessions.begin() as session:
-        record_failures(session, [(missing, "document.invalid", "bad"), (missing, "other", "ignored")])
+        failures = [
+            sign_failure(fleet.signer, missing, "document.invalid", "bad"),
+            sign_failure(fleet.signer, missing, "other", "ignored"),
+        ]
+        record_failures(session, failures)
     keys = [record.action_key for record in outputs] + [missing]
     with fleet.sessions() as session:
         assert cached_outputs(session, keys) == {r.action_key: r.output_digest for r in outputs}

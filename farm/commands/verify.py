@@ -3,9 +3,18 @@
 For each output: its blob hashes to its digest, an envelope signed by a trusted key vouches for it,
 and the statement's subject is that digest. Every failure is printed as
 ``FAIL <code>: <what>: <why>``; the exit status is 1 if there is any.
+
+``--all`` runs every check kind of ``farm.verification.registry.CHECKS`` over the whole store (an
+fsck: outputs, target rows, the failure cache, audit and qualification records, every named blob,
+every reference, orphan blobs as warnings), printing failures as they are found and a summary by
+kind; ``--json`` prints the same as one JSON object.
 """
 
 from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
 
 import typer
 
@@ -13,9 +22,9 @@ from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.store import audit
-from farm.store.audit_records import verify_audit_records
 from farm.store.db import Session
 from farm.store.repository import sync_signer_trust
+from farm.verification.registry import CHECKS, Context
 
 
 def verify_command(
@@ -23,38 +32,87 @@ def verify_command(
         None, "--run", help="verify every output of this run (an id, a unique prefix of one, or latest)"
     ),
     output: str | None = typer.Option(None, "--output", help="verify this output digest"),
-    all_outputs: bool = typer.Option(False, "--all", help="verify every stored output"),
+    all_outputs: bool = typer.Option(False, "--all", help="check the whole store (an fsck)"),
+    as_json: bool = typer.Option(False, "--json", help="with --all: print one JSON object"),
 ) -> None:
     """Verify outputs: blob digest, trusted signature, statement subject. Exit 1 on any failure."""
     if sum([run is not None, output is not None, all_outputs]) != 1:
         raise fail("give exactly one of --run RUN_ID, --output DIGEST or --all")
+    if as_json and not all_outputs:
+        raise fail("--json goes with --all")
     with reported_errors(), storage(existing=True) as opened, opened.sessions() as session:
         trusted = load_configured_trust(opened.settings)
         sync_signer_trust(session, trusted)
         session.commit()
-        if run is not None:
-            run = resolve_run(opened, run, "--run")
-        digests, failures = _select(session, run, output)
-        failures += audit.verify_outputs(session, opened.objects, trusted, digests)
-        audits = qualified = 0
         if all_outputs:
-            from farm.qualification.audit import verify_qualifications
-
-            failures += audit.check_target_rows(session)
-            audits, audit_failures = verify_audit_records(session, opened.objects, trusted)
-            failures += audit_failures
-            qualified, found = verify_qualifications(session, opened.objects, trusted)
-            failures += found
-            from farm.publish.verify import verify_publishes
-
-            publishes, found = verify_publishes(session, opened.objects, trusted)
-            failures += found
-            typer.echo(f"{publishes} publish record(s) checked")
+            summary = run_checks(Context(opened, session, trusted), echo=not as_json)
+        else:
+            if run is not None:
+                run = resolve_run(opened, run, "--run")
+            digests, failures = _select(session, run, output)
+            failures += audit.verify_outputs(session, opened.objects, trusted, digests)
     if all_outputs:
-        typer.echo(f"{qualified} qualification statement(s) checked")
-    if audits:
-        typer.echo(f"{audits} audit record(s) checked")
-    _report(digests, failures)
+        _report_all(summary, as_json)
+    else:
+        _report(digests, failures)
+
+
+@dataclass
+class Summary:
+    """What ``--all`` found: things checked by kind, failures and warnings."""
+
+    checked: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    failures: list[Failure] = field(default_factory=list)
+    warnings: list[Failure] = field(default_factory=list)
+
+
+def run_checks(context: Context, *, echo: bool) -> Summary:
+    """Every registered check kind, each failure printed as it is found (with ``echo``)."""
+    summary = Summary()
+    for check in CHECKS:
+        for finding in check.run(context):
+            if finding.kind:
+                summary.checked[finding.kind] += 1
+            if finding.passed and finding.failure is None and echo:
+                typer.echo(f"ok   {finding.passed}")
+            if finding.failure is not None:
+                summary.failures.append(finding.failure)
+                summary.failed[finding.failure.code] += 1
+                if echo:
+                    typer.echo(f"FAIL {finding.failure}")
+            if finding.warning is not None:
+                summary.warnings.append(finding.warning)
+                if echo:
+                    typer.echo(f"WARN {finding.warning}")
+    return summary
+
+
+def _report_all(summary: Summary, as_json: bool) -> None:
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "checked": dict(sorted(summary.checked.items())),
+                    "failures": [_as_json(failure) for failure in summary.failures],
+                    "warnings": [_as_json(warning) for warning in summary.warnings],
+                    "ok": not summary.failures,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for kind, count in sorted(summary.checked.items()):
+            typer.echo(f"{count:>9} {kind}(s) checked")
+        if summary.warnings:
+            typer.echo(f"{len(summary.warnings)} warning(s)")
+        typer.echo(f"{summary.checked['output']} output(s) checked, {len(summary.failures)} failure(s)")
+    if summary.failures:
+        raise typer.Exit(1)
+
+
+def _as_json(failure: Failure) -> dict[str, str]:
+    return {"code": failure.code, "target": failure.target, "message": failure.message}
 
 
 def _select(session: Session, run: str | None, output: str | None) -> tuple[list[str], list[Failure]]:

@@ -35,12 +35,14 @@ def sign_audit_record(
 
 
 def verify_audit_envelope(
-    envelope_bytes: bytes, trusted: TrustedSigners, *, target: str
+    envelope_bytes: bytes, trusted: TrustedSigners, *, target: str, row: dict[str, Any] | None = None
 ) -> tuple[list[str], list[Failure]]:
     """Every check of one audit record envelope: the output digests it refers to, and failures.
 
-    Codes beyond ``check_envelope``'s: ``audit.predicate_type`` (not an audit record) and
-    ``audit.malformed`` (a predicate whose targets do not match its subjects).
+    Codes beyond ``check_envelope``'s: ``audit.predicate_type`` (not an audit record),
+    ``audit.malformed`` (a predicate whose targets do not match its subjects) and, given the
+    ``row`` that restates it (run, seed, audited, nondeterministic, drifted),
+    ``audit.record_mismatch`` naming each field the row states otherwise.
     """
     check = check_envelope(envelope_bytes, trusted, target)
     failures = list(check.failures)
@@ -65,4 +67,29 @@ def verify_audit_envelope(
         failures.append(
             Failure("audit.malformed", target, "the predicate's run and targets do not match its subjects")
         )
+    elif row is not None:
+        failures += _row_differences(statement.predicate, row, target)
     return subjects, failures
+
+
+def _row_differences(predicate: dict[str, Any], row: dict[str, Any], target: str) -> list[Failure]:
+    verdicts = [entry.get("verdict") for entry in predicate["targets"]]
+    signed = {
+        "run": predicate["run"],
+        "seed": predicate.get("seed"),
+        "audited": len(verdicts),
+        "nondeterministic": verdicts.count("nondeterminism"),
+        "drifted": verdicts.count("drift"),
+    }
+    differing = [
+        f"{name} (row {row[name]!r}, signed {signed[name]!r})" for name in signed if row[name] != signed[name]
+    ]
+    if not differing:
+        return []
+    return [
+        Failure(
+            "audit.record_mismatch",
+            target,
+            "the row restates the signed record otherwise: " + ", ".join(differing),
+        )
+    ]

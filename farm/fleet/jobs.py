@@ -29,7 +29,8 @@ from farm.build.fetch import RequestRefused, fetch_checked_request
 from farm.build.step import RenderJob, render_bounds, render_requests
 from farm.core.errors import bound_message
 from farm.core.request import RenderRequest
-from farm.evidence.keys import Signer
+from farm.evidence.failure import failure_is_vouched, sign_failure
+from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import SignedOutput, sign_output
 from farm.fleet.progress import finalize_run_if_done
@@ -78,6 +79,7 @@ class _Batch:
     results: list[TargetResult] = field(default_factory=list)
     signed: dict[str, SignedOutput] = field(default_factory=dict)  # target id → its signed output
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # cacheable core failures
+    trusted: TrustedSigners | None = None  # read once, when a claimed target has a cached failure
 
     def fail(self, target: ClaimedTarget, code: str, message: str, *, cacheable: bool = False) -> None:
         message = bound_message(message)
@@ -129,10 +131,11 @@ def _execute(
     else:
         _render_targets(storage, signer, job, batch)
     put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
+    signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
     with session_scope(storage.sessions) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
         results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
-        record_failures(session, batch.failures)
+        record_failures(session, signed_failures)
         if not finish_job(session, job.id, worker=worker, results=results):
             session.rollback()
             log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
@@ -170,7 +173,7 @@ def _pending_request(
     if target.cached_output is not None and storage.objects.exists(target.cached_output):
         batch.results.append(TargetResult(target.id, JobState.CACHED, output_digest=target.cached_output))
         return None
-    if target.cached_failure is not None:
+    if target.cached_failure is not None and _vouched(storage, target, batch):
         failure = target.cached_failure
         batch.results.append(
             TargetResult(
@@ -192,6 +195,18 @@ def _pending_request(
     except RequestRefused as refused:  # a forgery is never cached
         batch.fail(target, refused.code, refused.message)
         return None
+
+
+def _vouched(storage: Storage, target: ClaimedTarget, batch: _Batch) -> bool:
+    """A cached failure is served only with a trusted signed statement of it; otherwise the
+    target renders (and ``farm verify --all`` reports the row)."""
+    failure = target.cached_failure
+    assert failure is not None
+    if batch.trusted is None:
+        batch.trusted = load_configured_trust(storage.settings)
+    return failure_is_vouched(
+        batch.trusted, target.action_key, failure.error_code, failure.error_message, failure.envelope
+    )
 
 
 def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _Batch) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
@@ -23,6 +23,9 @@ from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, utcn
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_requests, persist_snapshot
+
+if TYPE_CHECKING:
+    from farm.evidence.keys import TrustedSigners
 
 DEFAULT_BATCH_SIZE = 50
 
@@ -56,10 +59,15 @@ def key_targets(
     version: str,
     objects: ObjectStore | None = None,
     target_requests: Sequence[TargetRequest] | None = None,
+    *,
+    trust: Callable[[], TrustedSigners] | None = None,
 ) -> list[KeyedTarget]:
     """Every target's action key on core ``version``, the action and failure caches asked in bulk.
 
-    With ``objects``, a cache hit whose output blob is gone is no hit: the target re-renders.
+    With ``objects``, a cache hit whose output blob is gone is no hit: the target re-renders. A
+    cached failure is served only when ``trust`` (called once, when there is one) holds the key of
+    its signed statement and the statement names its key, code and message; any other failure
+    row is no hit either (``farm verify --all`` reports it), and without ``trust`` none is served.
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.fleet.preview``).
     """
@@ -71,8 +79,24 @@ def key_targets(
         gone = objects.missing(set(outputs.values()))  # one bulk question, not a call per output
         if gone:
             outputs = {key: digest for key, digest in outputs.items() if digest not in gone}
-    failures = cached_failures(session, [key for key in keys if key not in outputs])
+    failures = vouched_failures(cached_failures(session, [key for key in keys if key not in outputs]), trust)
     return [KeyedTarget(tr, key, outputs.get(key), failures.get(key)) for tr, key in keyed]
+
+
+def vouched_failures(
+    failures: dict[str, CachedFailure], trust: Callable[[], TrustedSigners] | None
+) -> dict[str, CachedFailure]:
+    """The cached failures whose signed statements verify against the trusted signers."""
+    if not failures or trust is None:
+        return {}
+    from farm.evidence.failure import failure_is_vouched  # cryptography: only with a cached failure
+
+    trusted = trust()
+    return {
+        key: failure
+        for key, failure in failures.items()
+        if failure_is_vouched(trusted, key, failure.error_code, failure.error_message, failure.envelope)
+    }
 
 
 _Planned = tuple[TargetRequest, str, dict[str, Any]]  # a target, its action key, its row
@@ -87,6 +111,12 @@ def _batches(items: list[_Planned], size: int) -> list[list[_Planned]]:
     for group in by_application.values():
         batches += [group[start : start + size] for start in range(0, len(group), size)]
     return batches
+
+
+def trusted_signers(storage: Storage) -> TrustedSigners:
+    from farm.evidence.keys import load_configured_trust
+
+    return load_configured_trust(storage.settings)
 
 
 @gc_paused()
@@ -118,7 +148,15 @@ def plan_run(
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets, to_render, refused = [], [], 0
-        for keyed in key_targets(session, snapshot, version, storage.objects, target_requests):
+        keyed_targets = key_targets(
+            session,
+            snapshot,
+            version,
+            storage.objects,
+            target_requests,
+            trust=lambda: trusted_signers(storage),
+        )
+        for keyed in keyed_targets:
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(run_id, tr, key, now, extra_pack or packs[tr.target.application])
             problem = snapshot.problem_of(tr.target)

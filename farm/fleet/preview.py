@@ -20,7 +20,7 @@ from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
 from farm.catalog.changes import ChangedInputs, DocumentChange, Fetch, document_changes
 from farm.catalog.snapshot import digest_bytes
-from farm.fleet.planner import key_targets
+from farm.fleet.planner import key_targets, trusted_signers
 from farm.identity.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
@@ -290,7 +290,9 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     version = core_version()
     with session_scope(storage.sessions) as session:
         persist_snapshot(session, storage.objects, snapshot, source)
-        keyed = key_targets(session, snapshot, version, storage.objects)
+        keyed = key_targets(
+            session, snapshot, version, storage.objects, trust=lambda: trusted_signers(storage)
+        )
     refused: list[RefusedTarget] = []
     entries: list[PlanEntry] = []
     for item in keyed:

@@ -5,6 +5,7 @@ A publish row that says ``done`` without a record is ``publish.unsigned``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.verify import Failure
@@ -15,6 +16,7 @@ from farm.store.db import Session
 from farm.store.models import Publish, PublishState
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.publishes import all_publishes
+from farm.verification.findings import Context, Finding
 
 
 def _row_matches(row: Publish, predicate: dict) -> bool:
@@ -58,3 +60,13 @@ def verify_publishes(
     rows = all_publishes(session)
     failures = [failure for row in rows for failure in check_publish(row, objects, trusted)]
     return len(rows), failures
+
+
+def check_publish_records(context: Context) -> Iterator[Finding]:
+    """``farm verify --all``'s check kind: every publish record (see ``farm/verification``)."""
+    for row in all_publishes(context.session):
+        failures = check_publish(row, context.storage.objects, context.trusted)
+        if not failures:
+            yield Finding("publish record")
+        for failure in failures:
+            yield Finding("publish record", failure)

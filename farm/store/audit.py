@@ -22,7 +22,7 @@ seen by the sweep has its blob in the later listing unless the blob is really go
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -68,9 +68,10 @@ def check_output(
 ) -> OutputEvidence:
     """Every check of one output, with the provenance of each of its evidence records."""
     target = f"output {digest}"
-    if session.get(RenderOutput, digest) is None:
+    row = session.get(RenderOutput, digest)
+    if row is None:
         return OutputEvidence([], [Failure("output.unknown", target, "no render output has this digest")])
-    failures = _check_blob(objects, digest, target, "blob")
+    failures = _check_output_blob(objects, row, target)
     records = list(
         session.scalars(
             select(EvidenceRecord).where(EvidenceRecord.subject_digest == digest).order_by(EvidenceRecord.id)
@@ -83,8 +84,9 @@ def check_output(
         provenance, found = _verify_record(objects, trusted, record, digest)
         checked.append((record, provenance))
         failures += found
-    failures += _check_cache_links(session, digest, {record.id for record in records}, target)
-    failures += _check_bindings(session, digest, checked, target)
+    entries = list(session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest)))
+    failures += _check_cache_links(entries, {record.id for record in records}, target)
+    failures += _check_bindings(session, digest, checked, entries, target)
     return OutputEvidence(checked, failures)
 
 
@@ -99,6 +101,7 @@ def _check_bindings(
     session: Session,
     digest: str,
     checked: list[tuple[EvidenceRecord, RenderProvenance | None]],
+    entries: list[ActionCacheEntry],
     target: str,
 ) -> list[Failure]:
     """Every target and cache row pointing at this output is one a signed statement is about.
@@ -134,7 +137,6 @@ def _check_bindings(
         record.id: provenance.action_key if provenance is not None else record.action_key
         for record, provenance in checked
     }
-    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
     for entry in entries:
         signed_key = signed_keys.get(entry.evidence_id)
         if entry.evidence_id in signed_keys and signed_key != entry.action_key:
@@ -206,13 +208,22 @@ def _target_mismatch(target: str, row: Any, differences: tuple[int, list[str]]) 
     )
 
 
-def _check_blob(objects: ObjectStore, digest: str, target: str, kind: str) -> list[Failure]:
+def _check_output_blob(objects: ObjectStore, row: RenderOutput, target: str) -> list[Failure]:
+    """The blob is there, hashes to its digest, and is as long as the row says (``output.size_mismatch``)."""
     try:
-        objects.get(digest)
+        data = objects.get(row.digest)
     except BlobMissingError as error:
-        return [Failure(f"{kind}.missing", target, str(error))]
+        return [Failure("blob.missing", target, str(error))]
     except BlobCorruptError as error:
-        return [Failure(f"{kind}.corrupt", target, str(error))]
+        return [Failure("blob.corrupt", target, str(error))]
+    if len(data) != row.size_bytes:
+        return [
+            Failure(
+                "output.size_mismatch",
+                target,
+                f"the row says {row.size_bytes} bytes, the blob holds {len(data)}",
+            )
+        ]
     return []
 
 
@@ -231,8 +242,7 @@ def _verify_record(
     )
 
 
-def _check_cache_links(session: Session, digest: str, record_ids: set[int], target: str) -> list[Failure]:
-    entries = session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest))
+def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], target: str) -> list[Failure]:
     return [
         Failure(
             "evidence.not_linked",
@@ -266,7 +276,7 @@ def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failu
     return digests, failures
 
 
-def check_target_rows(session: Session) -> list[Failure]:
+def target_row_findings(session: Session) -> Iterator[Failure | None]:
     """Every target row's state and error agree with what backs them (``farm verify --all``).
 
     A row pointing at an output is a success: ``succeeded`` or ``cached`` with no error
@@ -292,12 +302,11 @@ def check_target_rows(session: Session) -> list[Failure]:
         .execution_options(yield_per=2000)
     )
     successes = (JobState.SUCCEEDED.value, JobState.CACHED.value)
-    failures = []
     for target_id, run_id, application, cluster, selection, key, state, code, output, cached_code in rows:
         name = f"{application}/{cluster}" + (f"/{selection}" if selection else "")
         where = f"target {name} ({target_id}) of run {run_id}"
         if output is not None and (state not in successes or code is not None):
-            failures.append(
+            yield (
                 Failure(
                     "target.state_mismatch",
                     where,
@@ -306,9 +315,9 @@ def check_target_rows(session: Session) -> list[Failure]:
                 )
             )
         elif output is None and state in successes and code is None:
-            failures.append(Failure("target.output_missing", where, f"{state} target has no output digest"))
+            yield Failure("target.output_missing", where, f"{state} target has no output digest")
         elif state == JobState.CACHED.value and code is not None and cached_code != code:
-            failures.append(
+            yield (
                 Failure(
                     "target.state_mismatch",
                     where,
@@ -317,7 +326,12 @@ def check_target_rows(session: Session) -> list[Failure]:
                     + f" for its action key {key}",
                 )
             )
-    return failures
+        else:
+            yield None
+
+
+def check_target_rows(session: Session) -> list[Failure]:
+    return [failure for failure in target_row_findings(session) if failure is not None]
 
 
 def all_outputs(session: Session) -> list[str]:

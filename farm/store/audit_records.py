@@ -64,7 +64,14 @@ def verify_audit_records(
         except BlobCorruptError as error:
             failures.append(Failure("audit.corrupt", target, str(error)))
             continue
-        digests, found = verify_audit_envelope(envelope, trusted, target=target)
+        facts = {
+            "run": record.run_id,
+            "seed": record.seed,
+            "audited": record.audited,
+            "nondeterministic": record.nondeterministic,
+            "drifted": record.drifted,
+        }
+        digests, found = verify_audit_envelope(envelope, trusted, target=target, row=facts)
         failures += found
         present = existing_outputs(session, digests)
         failures += [

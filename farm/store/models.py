@@ -299,7 +299,9 @@ class RenderTarget(Base):
 class FailedAction(Base):
     """action key → the deterministic core error its render raised: failures are cached too.
 
-    Only errors of the core (bad input) go here; internal and infrastructure errors never do.
+    Only errors of the core (bad input) go here; internal and infrastructure errors never do. The
+    row is served only with its signed statement (``envelope``, whose sha256 is
+    ``envelope_digest``; ``farm.evidence.failure``) verifying against the trusted signers.
     """
 
     __tablename__ = "failed_actions"
@@ -308,6 +310,9 @@ class FailedAction(Base):
     error_code: Mapped[str] = mapped_column(String(128))
     error_message: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    envelope_digest: Mapped[str | None] = mapped_column(Digest)
+    signer_keyid: Mapped[str | None] = mapped_column(String(64))
+    envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class EvidenceRecord(Base):
@@ -503,27 +508,6 @@ class QualificationEvent(Base):
     snapshot_digest: Mapped[str | None] = mapped_column(String(64))
 
 
-# Every column that names a blob in object storage, with the condition under which a row's value
-# is a blob. ``farm gc`` treats a blob as referenced if any of these holds its digest, and reports
-# a row whose blob is missing. A new blob column must be added here.
-BLOB_REFERENCES = tuple(
-    (column, column.is_not(None) if condition is None else and_(column.is_not(None), condition))
-    for column, condition in (
-        (CatalogSnapshot.blob_digest, None),
-        (Application.blob_digest, None),
-        (ClusterProfile.blob_digest, None),
-        (RenderOutput.digest, None),
-        # an envelope is a blob of its own only on a row written before revision 0010
-        (EvidenceRecord.envelope_digest, EvidenceRecord.envelope.is_(None)),
-        (RenderTarget.request_pack, None),
-        # a request is a blob of its own only on a row written before request packs
-        (RenderTarget.request_digest, RenderTarget.request_pack.is_(None)),
-        (AuditRecord.envelope_digest, None),
-        (QualificationEvidence.envelope_digest, None),
-    )
-)
-
-
 # ---------------------------------------------------------------------------------------------
 # Publishes (``farm publish``)
 # ---------------------------------------------------------------------------------------------
@@ -559,3 +543,25 @@ class Publish(Base):
     next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+# Every column that names a blob in object storage, with the condition under which a row's value
+# is a blob. ``farm gc`` treats a blob as referenced if any of these holds its digest, and reports
+# a row whose blob is missing. A new blob column must be added here.
+BLOB_REFERENCES = tuple(
+    (column, column.is_not(None) if condition is None else and_(column.is_not(None), condition))
+    for column, condition in (
+        (CatalogSnapshot.blob_digest, None),
+        (Application.blob_digest, None),
+        (ClusterProfile.blob_digest, None),
+        (RenderOutput.digest, None),
+        # an envelope is a blob of its own only on a row written before revision 0010
+        (EvidenceRecord.envelope_digest, EvidenceRecord.envelope.is_(None)),
+        (RenderTarget.request_pack, None),
+        # a request is a blob of its own only on a row written before request packs
+        (RenderTarget.request_digest, RenderTarget.request_pack.is_(None)),
+        (AuditRecord.envelope_digest, None),
+        (QualificationEvidence.envelope_digest, None),
+        (Publish.envelope_digest, None),
+    )
+)

@@ -107,7 +107,7 @@ class ObjectStore(Protocol):
         ...
 
     def list_blobs(self) -> Iterator[BlobInfo]:
-        """Every stored blob under the ``sha256/`` prefix."""
+        """Every stored blob under the ``sha256/`` prefix, listed lazily, in no promised order."""
         ...
 
     def describe(self) -> str:
@@ -263,10 +263,11 @@ class LocalObjectStore:
         folder = self.root / KEY_PREFIX
         if not folder.is_dir():
             return
-        for path in sorted(folder.iterdir()):
-            if is_hex_digest(path.name) and path.is_file():
-                info = path.stat()
-                yield BlobInfo(path.name, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
+        with os.scandir(folder) as entries:  # lazily: a fleet's folder holds 100,000s of blobs
+            for entry in entries:
+                if is_hex_digest(entry.name) and entry.is_file():
+                    info = entry.stat()
+                    yield BlobInfo(entry.name, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
 
 
 def _remove_temporaries(names: Iterable[str]) -> None:

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Insert, Table, select
+from sqlalchemy import Insert, Table, delete, select
 from sqlalchemy.orm import Session
 
+from farm.evidence.failure import SignedFailure
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
@@ -151,16 +152,31 @@ def _evidence_row(output: SignedOutput, now: datetime) -> dict[str, object]:
 
 
 def record_failures(
-    session: Session, failures: Sequence[tuple[str, str, str]], *, now: datetime | None = None
+    session: Session, failures: Sequence[SignedFailure], *, now: datetime | None = None
 ) -> None:
-    """Cache deterministic core failures as (action key, error code, message); the caller commits."""
+    """Cache deterministic core failures with their signed statements; the caller commits.
+
+    A row already there for the key is replaced: a row that is served was verified and would have
+    spared this render, so the one found here is unsigned, forged or signed by a key no longer
+    trusted (the same failure signed again gives the same row)."""
     if failures:
         now = now or utcnow()
+        keys = [failure.action_key for failure in failures]
+        for chunk in chunks(keys):
+            session.execute(delete(FailedAction).where(FailedAction.action_key.in_(chunk)))
         session.execute(
             _insert_ignoring(session, FailedAction.__table__),
             [
-                {"action_key": key, "error_code": code, "error_message": message, "created_at": now}
-                for key, code, message in failures
+                {
+                    "action_key": failure.action_key,
+                    "error_code": failure.error_code,
+                    "error_message": failure.error_message,
+                    "envelope_digest": failure.envelope_digest,
+                    "signer_keyid": failure.signer_keyid,
+                    "envelope": failure.envelope,
+                    "created_at": now,
+                }
+                for failure in failures
             ],
         )
 

@@ -316,3 +316,23 @@ def started_since(session: Session, subject: QualificationSubject, since: dateti
         )
         is not None
     )
+
+
+def aware(moment: datetime) -> datetime:
+    return _aware(moment)
+
+
+def newest_snapshot(session: Session) -> str | None:
+    """The snapshot of the newest run of any kind (the beat refreshes states against the newest)."""
+    return session.scalar(select(FleetRun.snapshot_digest).order_by(FleetRun.created_at.desc()).limit(1))
+
+
+def latest_qualified_snapshot(session: Session, subject: QualificationSubject) -> str | None:
+    """The snapshot of the fleet run of ``subject``'s latest qualification run that has one."""
+    return session.scalar(
+        select(FleetRun.snapshot_digest)
+        .join(QualificationRun, QualificationRun.fleet_run_id == FleetRun.id)
+        .where(QualificationRun.subject_id == subject.id)
+        .order_by(QualificationRun.id.desc())
+        .limit(1)
+    )

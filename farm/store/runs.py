@@ -72,8 +72,11 @@ def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
 
 @dataclass(frozen=True)
 class CachedFailure:
+    """A failure cache row; served only when ``envelope`` (its signed statement) verifies."""
+
     error_code: str
     error_message: str
+    envelope: bytes | None = None
 
 
 def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
@@ -98,15 +101,18 @@ def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
 
 
 def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFailure]:
-    """action key → the deterministic failure recorded for it."""
+    """action key → the deterministic failure recorded for it, with its envelope (unchecked)."""
     hits: dict[str, CachedFailure] = {}
     for chunk in chunks(keys):
         rows = session.execute(
-            select(FailedAction.action_key, FailedAction.error_code, FailedAction.error_message).where(
-                FailedAction.action_key.in_(chunk)
-            )
+            select(
+                FailedAction.action_key,
+                FailedAction.error_code,
+                FailedAction.error_message,
+                FailedAction.envelope,
+            ).where(FailedAction.action_key.in_(chunk))
         )
-        hits.update({key: CachedFailure(code, message) for key, code, message in rows})
+        hits.update({key: CachedFailure(code, message, envelope) for key, code, message, envelope in rows})
     return hits
 
 
@@ -187,6 +193,7 @@ _OPEN_TARGETS = (
         RenderTarget.request_pack,
         FailedAction.error_code,
         FailedAction.error_message,
+        FailedAction.envelope,
     )
     .select_from(RenderTarget)
     .outerjoin(
@@ -231,11 +238,11 @@ def claim_job(
             request_digest or "",
             key,
             output,
-            CachedFailure(code, message) if code is not None else None,
+            CachedFailure(code, message, envelope) if code is not None else None,
             pack,
         )
-        for target_id, cluster, selection, request_digest, key, output, pack, code, message in session.execute(
-            _OPEN_TARGETS, {"job_id": job_id}
+        for target_id, cluster, selection, request_digest, key, output, pack, code, message, envelope in (
+            session.execute(_OPEN_TARGETS, {"job_id": job_id})
         )
     )
     return ClaimedJob(job_id, run_id, application, batch_key, snapshot or "", targets)
