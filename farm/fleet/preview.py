@@ -250,6 +250,10 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
         entries.append(
             PlanEntry((target.application, target.cluster), request.digest, request.descriptor, cached)
         )
+    refused += [
+        RefusedTarget(target.application, target.cluster, problem.code, problem.message)
+        for target, problem in snapshot.refused
+    ]
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version)
     plan.total += len(refused)
     plan.refused = refused
