@@ -187,10 +187,16 @@ def run_command(
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     from farm.execution.executors import executor_for
-    from farm.fleet.service import Trigger, start_fleet_run
+    from farm.fleet.service import Trigger, finish_interrupted_runs, start_fleet_run
 
     executor = executor_for(settings, chosen, processes)
     with reported_errors():  # a missing or untrusted signing key: refused before anything is recorded
+        for interrupted in finish_interrupted_runs(storage, executor):
+            typer.echo(
+                f"warning: run {interrupted} was interrupted (its process ended): its remaining jobs "
+                "were run first (docs/reliability.md)",
+                err=True,
+            )
         planned = start_fleet_run(
             storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
         ).planned

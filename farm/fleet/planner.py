@@ -102,6 +102,7 @@ def plan_run(
     batch_size: int = DEFAULT_BATCH_SIZE,
     target_requests: Sequence[TargetRequest] | None = None,
     before_work: Callable[[], None] | None = None,
+    owner: str | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
@@ -110,6 +111,7 @@ def plan_run(
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
     ``target_requests`` limits the run to those targets (a qualification run of one subject).
+    ``owner`` is the process executing it (``farm.fleet.owners``; None when its jobs are sent).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
@@ -168,6 +170,7 @@ def plan_run(
             "state": RunState.RUNNING.value,
             "created_at": now,
             "started_at": now,
+            "owner": owner,
         }
         if jobs and before_work is not None:
             before_work()
