@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from farm.fleet.jobs import fail_job
 from farm.fleet.owners import owner_is_gone, process_owner
 from farm.fleet.progress import finalize_run_if_done
 from farm.settings import FarmSettings
@@ -96,6 +95,8 @@ def release_broken_pool(settings: FarmSettings, jobs: Sequence[tuple[str, str]])
 def fail_broken_pool(settings: FarmSettings, jobs: Sequence[tuple[str, str]], reason: str) -> None:
     """Every open job of ``jobs`` failed with ``job.worker_died`` (its pool broke again), each
     run finished once its last job is."""
+    from farm.fleet.jobs import fail_job  # the signing stack: loaded only when a pool broke twice
+
     storage = open_storage(settings)
     try:
         for job_id, _ in jobs:
