@@ -17,6 +17,7 @@ from farm.fleet.progress import run_summary
 from farm.fleet.service import plan_catalog
 
 from .conftest import FleetEnv
+from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet"
 SELECTION = "      profile: ingress-class=internal"
@@ -74,3 +75,16 @@ def test_farm_run_exits_1_for_a_target_refused_for_an_undeclared_value(tmp_path:
     status = farm("status", runs[0]["id"])
     assert "failed with profile.unknown_value: 2" in status.stdout
     assert "fleet.yaml: target orders-worker on prod-nginx refused" in status.stdout
+
+
+@pytest.mark.timeout(300)
+def test_a_celery_run_fails_a_target_refused_for_an_undeclared_value_and_exits_1(
+    celery_farm: CeleryFarm,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    catalog = _example_selecting(tmp_path, "ingress-class=nope")
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog), "--executor", "celery", status=1)
+    assert summary["state"] == "completed_with_failures"
+    assert list(summary["failures"]) == ["profile.unknown_value"]
+    assert summary["counts"]["failed"] == 2 and summary["counts"]["succeeded"] == 29
