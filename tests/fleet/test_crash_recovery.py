@@ -16,12 +16,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from farm.fleet.owners import owner_is_gone, process_owner
+from farm.fleet.progress import run_summary
+from farm.fleet.recovery import WORKER_DIED, fail_broken_pool, release_broken_pool
+from farm.fleet.service import plan_catalog
 from farm.settings import load_settings
 from farm.store import models
 from farm.store.context import Storage, open_storage
-from farm.store.db import read_scope
+from farm.store.db import read_scope, session_scope
+from farm.store.runs import claim_job
 
-from .conftest import make_catalog
+from .conftest import Catalog, FleetEnv, make_catalog
 
 FARM = [sys.executable, "-m", "farm"]
 APPS = 12
@@ -198,3 +203,28 @@ def test_a_killed_daemon_s_run_is_finished_by_the_next_farm_run(
     assert again.returncode == 0, again.stderr
     _assert_rendered_once(storage, run_id)
     assert {run["state"] for run in _runs(env)} == {"completed"}
+
+
+def test_an_owner_is_gone_once_its_process_ended_or_its_machine_rebooted() -> None:
+    me = process_owner()
+    host, boot, pid, start = me.split("/")
+    assert int(pid) == os.getpid() and not owner_is_gone(me)
+    assert owner_is_gone(f"{host}/{boot}/{pid}/{int(start) + 1}")  # that pid, another process
+    assert owner_is_gone(f"{host}/another-boot/{pid}/{start}")
+    assert not owner_is_gone(f"another-host/{boot}/{pid}/{int(start) + 1}")  # not judged from here
+    assert owner_is_gone(f"{host}/{boot}/{2**22 + 7}/1")  # past pid_max: no such process
+
+
+def test_a_pool_that_breaks_again_fails_its_open_jobs_with_worker_died_and_the_run_completes(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    with session_scope(fleet_env.storage.sessions) as session:
+        assert claim_job(session, planned.queued[0][0], worker="local@gone:1") is not None
+    assert release_broken_pool(fleet_env.settings, planned.queued) == 1  # the claim back to the queue
+    fail_broken_pool(
+        fleet_env.settings, planned.queued, "A process in the process pool was terminated abruptly"
+    )
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert summary.state == "completed_with_failures"
+    assert summary.counts == {"failed": 11} and list(summary.failures) == [WORKER_DIED]
