@@ -21,7 +21,13 @@ from farm.identity.canonical import sha256_hex
 from farm.store import audit
 from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderOutput, RenderTarget
 from farm.store.objects import S3ObjectStore
-from farm.store.outputs import NondeterministicOutputError, put_signed, record_outputs
+from farm.store.outputs import (
+    NondeterministicOutputError,
+    Recorded,
+    put_signed,
+    record_outputs,
+    record_outputs_once,
+)
 from farm.store.repository import cached_output
 
 MANIFESTS = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
@@ -239,10 +245,11 @@ def test_a_retry_restores_a_lost_output_blob(fleet: Fleet) -> None:
     assert fleet.objects.get(first.output_digest) == MANIFESTS
 
 
-def test_concurrent_twins_of_one_action_key_keep_one_cache_entry(fleet: Fleet) -> None:
-    """Two targets of one action key record at once; the second waits on the first's uncommitted
-    rows (PostgreSQL) or on the write lock (SQLite), then finds the key cached with the same bytes:
-    it keeps its own evidence record (it names its own target) and the first's cache entry."""
+def test_concurrent_twins_of_one_action_key_record_it_once(fleet: Fleet) -> None:
+    """Two targets of one action key record at once; the second waits on the first's advisory
+    lock of the key (PostgreSQL) or on the write lock (SQLite), then finds the key cached with the
+    same bytes: the key keeps the first's evidence record and cache entry, and the second adds none
+    (its target is a cache hit)."""
     inputs = make_inputs()
     run_id = fleet.new_run()
     _, [first_target] = fleet.new_job(run_id, (inputs, "web", "prod"))
@@ -255,7 +262,7 @@ def test_concurrent_twins_of_one_action_key_keep_one_cache_entry(fleet: Fleet) -
     def record_second() -> None:
         try:
             with fleet.sessions.begin() as session:
-                results["refused"] = record_outputs(session, fleet.signer, [second])
+                results["recorded"] = record_outputs_once(session, fleet.signer, [second])
         except BaseException as error:  # reported to the main thread
             results["error"] = error
 
@@ -267,8 +274,8 @@ def test_concurrent_twins_of_one_action_key_keep_one_cache_entry(fleet: Fleet) -
         assert twin.is_alive()  # blocked behind this uncommitted transaction
     twin.join(timeout=30)
     assert "error" not in results, results.get("error")
-    assert results["refused"] == {}
-    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (2, 1)
+    assert results["recorded"] == Recorded(refused={}, already=frozenset({second.action_key}))
+    assert (_count(fleet.sessions, EvidenceRecord), _count(fleet.sessions, ActionCacheEntry)) == (1, 1)
     with fleet.sessions() as session:
         entry = cached_output(session, first.action_key)
         assert entry is not None and entry.output_digest == first.output_digest

@@ -504,7 +504,7 @@ def _load_contents(
     )
     targets, refused = _with_selections(targets, declarations, {c.name: c for c in clusters})
     problems = tuple(e.problem for e in [*applications, *clusters] if e.problem is not None)
-    problems += tuple(refused)
+    problems += tuple(problem for _, problem in refused)
     return CatalogSnapshot(
         name=fleet.metadata.name,
         fleet_yaml=fleet_yaml,
@@ -515,6 +515,7 @@ def _load_contents(
         profile_documents=profile_documents,
         warnings=tuple(notes + warnings),
         helm_version=helm_version,
+        refused=tuple(refused),
     )
 
 
@@ -550,9 +551,10 @@ def _load_declarations(
 
 def _with_selections(
     targets: list[Target], declarations: dict[str, Declaration], clusters: dict[str, ClusterEntry]
-) -> tuple[list[Target], list[Problem]]:
+) -> tuple[list[Target], list[tuple[Target, Problem]]]:
     """Each target of a profiled ClusterProfile carries its selection (the default when none).
-    A target whose selection does not resolve is refused with its own problem; the others go on."""
+    A target whose selection does not resolve is refused with its own problem (a failed target of
+    the run); the others go on."""
     result, refused = [], []
     for target in targets:
         declaration = declarations.get(target.cluster)
@@ -568,7 +570,7 @@ def _with_selections(
                 )
             except ProfileError as exc:
                 message = f"fleet.yaml: target {target.application} on {target.cluster} refused: {exc}"
-                refused.append(Problem("fleet.yaml", exc.code, message))
+                refused.append((target, Problem("fleet.yaml", exc.code, message)))
                 continue
         result.append(target)
     return result, refused

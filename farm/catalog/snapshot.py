@@ -123,6 +123,9 @@ class CatalogSnapshot:
     profile_documents: tuple[tuple[str, bytes], ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = ()  # e.g. a target rule that matches nothing (not in the digest)
     helm_version: str = ""  # ``helm version --short`` of the load, when an application has charts
+    # targets the loader refused on their own (a selection naming an undeclared profile or value):
+    # each fails in the run with its problem (not in the digest, like the warnings)
+    refused: tuple[tuple[Target, Problem], ...] = ()
 
     @cached_property
     def _applications(self) -> dict[str, ApplicationEntry]:

@@ -72,6 +72,13 @@ def _database(error: BaseException) -> str:
     detail = _one_line(error)
     where = _setting("database_url")
     low = (detail + " " + type(getattr(error, "orig", error)).__name__).lower()
+    from farm.store.damage import DAMAGE_MARKS, RECOVERY
+
+    if any(mark in low for mark in DAMAGE_MARKS):
+        return (
+            f"{where.removeprefix('sqlite:///')}: the database file is damaged ({detail.split('; ')[0]}): "
+            f"restore it from a backup, then farm verify --all says what is affected; see {RECOVERY}"
+        )
     if any(mark in low for mark in _SCHEMA_MISSING):
         return (
             f"the database at {where} has no farm schema or an older one: run farm db upgrade "

@@ -193,11 +193,17 @@ def run_command(
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     from farm.execution.executors import executor_for
-    from farm.fleet.service import Trigger, begin_fleet_run, finish_fleet_run
+    from farm.fleet.service import Trigger, begin_fleet_run, finish_fleet_run, finish_interrupted_runs
 
     executor = executor_for(settings, chosen, processes)
     progress = _progress_mode(as_json)
     with reported_errors():  # a missing or untrusted signing key: refused before anything is recorded
+        for interrupted in finish_interrupted_runs(storage, executor):
+            typer.echo(
+                f"warning: run {interrupted} was interrupted (its process ended): its remaining jobs "
+                "were run first (docs/reliability.md)",
+                err=True,
+            )
         planned = begin_fleet_run(
             storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
         )

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import typer
 
 from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
+from farm.settings import load_settings
 from farm.store import audit
 from farm.store.db import Session
 from farm.store.repository import sync_signer_trust
@@ -40,12 +44,23 @@ def verify_command(
         raise fail("give exactly one of --run RUN_ID, --output DIGEST or --all")
     if as_json and not all_outputs:
         raise fail("--json goes with --all")
-    with reported_errors(), storage(existing=True) as opened, opened.sessions() as session:
+    with (
+        reported_errors(),
+        _damage_reported(),
+        storage(existing=True) as opened,
+        opened.sessions() as session,
+    ):
         trusted = load_configured_trust(opened.settings)
         sync_signer_trust(session, trusted)
         session.commit()
         if all_outputs:
             summary = run_checks(Context(opened, session, trusted), echo=not as_json)
+            for failure in _damage(opened.settings.database_url):
+                summary.checked["database"] += 1
+                summary.failures.append(failure)
+                summary.failed[failure.code] += 1
+                if not as_json:
+                    typer.echo(f"FAIL {failure}")
         else:
             if run is not None:
                 run = resolve_run(opened, run, "--run")
@@ -113,6 +128,39 @@ def _report_all(summary: Summary, as_json: bool) -> None:
 
 def _as_json(failure: Failure) -> dict[str, str]:
     return {"code": failure.code, "target": failure.target, "message": failure.message}
+
+
+@contextmanager
+def _damage_reported() -> Iterator[None]:
+    """A damaged SQLite database: before its ``Error:`` line, what of it still reads back (which
+    runs are affected), from ``farm.store.damage``."""
+    try:
+        yield
+    except Exception as error:
+        from farm.store.damage import damage_report, is_damage
+
+        settings = load_settings()
+        if is_damage(error) and settings.database_url.startswith("sqlite:///"):
+            for line in damage_report(Path(settings.database_url.removeprefix("sqlite:///"))):
+                typer.echo(f"DAMAGE {line}")
+        raise
+
+
+def _damage(database_url: str) -> list[Failure]:
+    """``--all`` on SQLite: the file's integrity check; a damaged file is one failure, with what
+    of it reads back (pages the outputs' checks did not read may be the damaged ones)."""
+    from farm.store.damage import RECOVERY, damage_report, integrity_problems
+
+    if not database_url.startswith("sqlite:///"):
+        return []
+    database = Path(database_url.removeprefix("sqlite:///"))
+    problems = integrity_problems(database)
+    if not problems:
+        return []
+    for line in damage_report(database):
+        typer.echo(f"DAMAGE {line}")
+    why = f"{'; '.join(problems[:3])}: restore it from a backup ({RECOVERY})"
+    return [Failure("database.damaged", f"database {database}", why)]
 
 
 def _select(session: Session, run: str | None, output: str | None) -> tuple[list[str], list[Failure]]:

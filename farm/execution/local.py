@@ -16,6 +16,7 @@ from farm.fleet.interrupts import stop_if_requested
 from farm.settings import FarmSettings
 
 _CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
+POOL_ATTEMPTS = 2  # a pool broken this many times in one run fails the jobs it has not finished
 _worker_state: dict = {}
 
 
@@ -60,6 +61,25 @@ def run_local(
     daemon the pool is its resident one (``keep_local_pool``), started once for many runs."""
     if not jobs:
         return
+    for attempt in range(1, POOL_ATTEMPTS + 1):
+        try:
+            _run_on_a_pool(settings, jobs, processes, on_progress)
+            return
+        except BrokenProcessPool as broken:  # a worker died (kill -9, the OOM killer)
+            from farm.fleet.recovery import fail_broken_pool, release_broken_pool
+
+            if attempt == POOL_ATTEMPTS:
+                fail_broken_pool(settings, jobs, str(broken))
+            else:
+                release_broken_pool(settings, jobs)  # its claims back to the queue: a new pool runs them
+
+
+def _run_on_a_pool(
+    settings: FarmSettings,
+    jobs: Sequence[tuple[str, str]],
+    processes: int | None,
+    on_progress: Callable[[], None] | None,
+) -> None:
     if _resident is not None:
         _resident.run(settings, jobs, processes=processes, on_progress=on_progress)
         return

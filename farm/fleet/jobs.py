@@ -40,6 +40,7 @@ from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
 from farm.store.db import session_scope
 from farm.store.models import JobState
+from farm.store.objects import ObjectStoreUnavailableError
 from farm.store.outputs import put_signed, record_failures, record_outputs
 from farm.store.runs import (
     ClaimedJob,
@@ -256,7 +257,8 @@ def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:
     it queued forever; finishes its run when it was the last open job. False when the job had
     finished meanwhile."""
     message = f"the job's retries ran out on an infrastructure error: {type(error).__name__}: {error}"
-    return fail_job(storage, job_id, RETRIES_EXHAUSTED, message)
+    code = error.code if isinstance(error, ObjectStoreUnavailableError) else RETRIES_EXHAUSTED
+    return fail_job(storage, job_id, code, message)
 
 
 def fail_job(storage: Storage, job_id: str, code: str, message: str) -> bool:

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
+from farm.catalog.snapshot import Problem, Target
 from farm.core.errors import bound_message
+from farm.identity.canonical import canonical_json, sha256_hex
 from farm.identity.fingerprint import core_version
 from farm.identity.keys import batch_key, request_action_keys
 from farm.store.context import Storage
@@ -130,6 +132,7 @@ def plan_run(
     batch_size: int = DEFAULT_BATCH_SIZE,
     target_requests: Sequence[TargetRequest] | None = None,
     before_work: Callable[[], None] | None = None,
+    owner: str | None = None,
 ) -> PlannedRun:
     """Record a run: cached targets answered at once, the rest in queued jobs of ``batch_size``.
 
@@ -138,6 +141,7 @@ def plan_run(
 
     Everything is committed before this returns, so the jobs can be enqueued safely afterwards.
     ``target_requests`` limits the run to those targets (a qualification run of one subject).
+    ``owner`` is the process executing it (``farm.fleet.owners``; None when its jobs are sent).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
@@ -184,6 +188,9 @@ def plan_run(
             else:
                 to_render.append((tr, key, row))
             targets.append(row)
+        if target_requests is None:  # a fleet run: the targets the loader refused on their own
+            targets += [_refused_row(run_id, target, problem, now) for target, problem in snapshot.refused]
+            refused += len(snapshot.refused)
         jobs = []
         for batch in _batches(to_render, batch_size):
             job = _job_row(run_id, batch, now)
@@ -201,6 +208,7 @@ def plan_run(
             "state": RunState.RUNNING.value,
             "created_at": now,
             "started_at": now,
+            "owner": owner,
         }
         if jobs and before_work is not None:
             before_work()
@@ -232,6 +240,29 @@ def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime, pack: s
         "output_digest": None,
         "created_at": now,
         "finished_at": None,
+    }
+
+
+def _refused_row(run_id: str, target: Target, problem: Problem, now: datetime) -> dict[str, Any]:
+    """A target the loader refused (its selection names an undeclared profile or value): failed
+    from the start, with no request; its key names the target, as no request can be built."""
+    key = sha256_hex(canonical_json(["refused", target.application, target.cluster, target.selection]))
+    return {
+        "id": new_id(),
+        "run_id": run_id,
+        "job_id": None,
+        "application": target.application,
+        "cluster_profile": target.cluster,
+        "selection": target.selection,
+        "request_digest": None,
+        "request_pack": None,
+        "action_key": key,
+        "state": JobState.FAILED.value,
+        "error_code": problem.code,
+        "error_message": bound_message(problem.message),
+        "output_digest": None,
+        "created_at": now,
+        "finished_at": now,
     }
 
 

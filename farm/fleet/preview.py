@@ -308,6 +308,10 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
         entries.append(
             PlanEntry((target.application, target.cluster), request.digest, request.descriptor, cached)
         )
+    refused += [
+        RefusedTarget(target.application, target.cluster, problem.code, problem.message)
+        for target, problem in snapshot.refused
+    ]
     documents = _changed_documents(baseline, snapshot.content(), storage.objects.get)
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version, documents)
     plan.total += len(refused)

@@ -139,7 +139,13 @@ def run_summary(storage: Storage, run_id: str) -> RunSummary:
                     "cached": "true" if row.state == JobState.CACHED.value else "false",
                 }
             )
-        return RunSummary(run.id, run.state, run.snapshot_digest, counts, failures)
+        return RunSummary(run.id, _shown_state(run), run.snapshot_digest, counts, failures)
+
+
+def _shown_state(run: models.FleetRun) -> str:
+    from farm.fleet.recovery import shown_state  # recovery imports this module
+
+    return shown_state(run)
 
 
 def run_progress(storage: Storage, run_id: str) -> RunSummary:

@@ -10,6 +10,7 @@ from farm.catalog import CatalogSnapshot
 from farm.evidence.keys import Signer
 from farm.fleet import runs
 from farm.fleet.diff import run_outputs
+from farm.fleet.owners import process_owner
 from farm.qualification.service import (
     SubjectResult,
     abandon_qualification,
@@ -45,6 +46,7 @@ def qualify_subject(
             trigger=trigger,
             source=source,
             target_requests=subject_requests(snapshot, cluster, selection),
+            owner=process_owner() if getattr(executor, "blocking", False) else None,
         )
         attach_fleet_run(storage, opened, planned.run_id)
         runs.execute(planned, executor)

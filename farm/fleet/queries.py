@@ -19,8 +19,15 @@ def latest_output(storage: Storage, application: str, cluster: str) -> bytes:
 
 
 def recent_runs(storage: Storage, limit: int = 20) -> list[models.FleetRun]:
+    """The newest runs; a running run whose owner is gone reads ``interrupted`` (the row, detached,
+    is never written back)."""
+    from farm.fleet.recovery import shown_state
+
     with read_scope(storage.sessions) as session:
-        return newest_runs(session, limit)
+        runs = newest_runs(session, limit)
+    for run in runs:
+        run.state = shown_state(run)
+    return runs
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,11 @@ def begin(
     source: str,
     target_requests: Sequence[TargetRequest] | None = None,
     before_work: Callable[[], None] | None = None,
+    owner: str | None = None,
 ) -> PlannedRun:
     """Record a run of ``snapshot``: cached targets answered, the rest in queued jobs.
-    ``before_work`` runs first when there is work (see ``plan_run``)."""
+    ``before_work`` runs first when there is work (see ``plan_run``); ``owner`` is the process
+    executing it, when its executor blocks (``farm.fleet.owners``)."""
     planned = plan_run(
         storage,
         snapshot,
@@ -43,6 +45,7 @@ def begin(
         batch_size=storage.settings.batch_size,
         target_requests=target_requests,
         before_work=before_work,
+        owner=owner,
     )
     with job_log_context(run_id=planned.run_id):
         log.info(

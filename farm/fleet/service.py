@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from farm.catalog import CatalogSnapshot, load_catalog
 from farm.fleet import runs
+from farm.fleet.owners import process_owner
 from farm.fleet.planner import PlannedRun
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
@@ -42,6 +43,7 @@ __all__ = [
     "RunKind",
     "Trigger",
     "begin_fleet_run",
+    "finish_interrupted_runs",
     "finish_fleet_run",
     "plan_catalog",
     "qualify",
@@ -57,6 +59,9 @@ class Executor(Protocol):
     executor signs in this process tree: its key must exist and be trusted)."""
 
     name: str
+
+    @property
+    def blocking(self) -> bool: ...
 
     def __call__(self, jobs: runs.Jobs) -> None: ...
 
@@ -91,7 +96,16 @@ def begin_fleet_run(
         trigger=trigger,
         source=source,
         before_work=lambda: executor.prepare(storage),
+        owner=process_owner() if executor.blocking else None,
     )
+
+
+def finish_interrupted_runs(storage: Storage, executor: Executor) -> list[str]:
+    """Finish every run whose owner died (``farm.fleet.recovery``) with ``executor``: what
+    ``farm run`` does before it plans its own run. Returns their ids."""
+    from farm.fleet.recovery import finish_interrupted_runs as finish
+
+    return finish(storage, executor, blocking=executor.blocking)
 
 
 def finish_fleet_run(

@@ -11,14 +11,19 @@ goes on, without Alembic's start-up.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from farm.settings import FarmSettings
+from farm.settings import FarmSettings, make_private_folder
 from farm.store.db import create_farm_engine, normalize_database_url
 
 if TYPE_CHECKING:
@@ -48,8 +53,43 @@ def alembic_config(database_url: str) -> Config:
     return config
 
 
+@contextmanager
+def migration_lock(database_url: str) -> Iterator[None]:
+    """Hold the lock that serialises the creation and migration of a SQLite database file:
+    ``fcntl.flock`` on ``<database>.lock`` beside it (released by the kernel if the process dies).
+
+    Two first commands on a fresh home would otherwise both create the file, switch it to WAL and
+    run the migrations at once (a malformed or half-migrated ``farm.db``). The second waits, then
+    finds the database at head. Nothing to lock for PostgreSQL (Alembic's own transaction) or an
+    in-memory database. The standard library's ``fcntl`` rather than the ``filelock`` package: the
+    farm runs on Linux only (the daemon needs ``SO_PEERCRED``) and needs nothing else of it."""
+    path = _sqlite_file(database_url)
+    if path is None:
+        yield
+        return
+    make_private_folder(path.parent)
+    descriptor = os.open(f"{path}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing the descriptor releases the lock
+
+
+def _sqlite_file(database_url: str) -> Path | None:
+    url = make_url(normalize_database_url(database_url))
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database)
+
+
 def upgrade(database_url: str, revision: str = "head") -> None:
-    """Migrate the database up to ``revision`` (default: the newest)."""
+    """Migrate the database up to ``revision`` (default: the newest), holding the migration lock."""
+    with migration_lock(database_url):
+        _upgrade(database_url, revision)
+
+
+def _upgrade(database_url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(database_url), revision)
@@ -131,6 +171,12 @@ def is_at_head(engine: Engine) -> bool:
 
 
 def prepare_database(storage: Storage) -> None:
-    """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`."""
-    if storage.settings.database_url.startswith("sqlite") and not is_at_head(storage.engine):
-        upgrade(storage.settings.database_url)
+    """The embedded SQLite database is migrated on first use; PostgreSQL needs `farm db upgrade`.
+    Its first connection (which creates the file and switches it to WAL), the check and the
+    migration hold the migration lock: of two first commands, one migrates, the other waits."""
+    url = storage.settings.database_url
+    if not url.startswith("sqlite"):
+        return
+    with migration_lock(url):
+        if not is_at_head(storage.engine):
+            _upgrade(url)

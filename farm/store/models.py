@@ -196,6 +196,9 @@ class FleetRun(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # HOST/BOOT/PID/START of the process executing it on a blocking executor (farm.fleet.owners);
+    # NULL when its jobs went to Celery (revision 0013)
+    owner: Mapped[str | None] = mapped_column(String(255))
 
 
 class RenderOutput(Base):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import errno
 import itertools
 import os
 import secrets
@@ -47,6 +48,26 @@ _S3_CONCURRENCY = 16  # S3 requests in flight at once when storing or asking for
 
 class ObjectStoreError(RuntimeError):
     """Object storage failed; the message names the digest and the store."""
+
+
+STORE_FULL, STORE_UNAVAILABLE = "store.full", "store.unavailable"
+# what a write to the store's medium answers when the store, not the blob, is the problem
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_UNAVAILABLE_ERRNOS = frozenset({errno.EROFS, errno.EIO})
+
+
+class ObjectStoreUnavailableError(ObjectStoreError):
+    """A write the store's medium refused: full (``store.full``: ENOSPC, EDQUOT), read-only or
+    failing (``store.unavailable``: EROFS, EIO). An infrastructure error: retried, never a target's."""
+
+    def __init__(self, error: OSError, store: str) -> None:
+        self.code = STORE_FULL if error.errno in _FULL_ERRNOS else STORE_UNAVAILABLE
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        super().__init__(f"{store} refused a write: {reason} [{self.code}]")
+
+
+def _refused_write(error: OSError) -> bool:
+    return error.errno in _FULL_ERRNOS | _UNAVAILABLE_ERRNOS
 
 
 class BlobMissingError(ObjectStoreError):
@@ -138,8 +159,16 @@ class LocalObjectStore:
         return self.put_many([data])[0]
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
-        if len(blobs) > 1 and _SYNCFS is not None:
-            return self._put_batch(blobs)
+        try:
+            if len(blobs) > 1 and _SYNCFS is not None:
+                return self._put_batch(blobs)
+            return self._put_each(blobs)
+        except OSError as error:
+            if _refused_write(error):
+                raise ObjectStoreUnavailableError(error, self.describe()) from error
+            raise
+
+    def _put_each(self, blobs: Sequence[bytes]) -> list[str]:
         digests: list[str] = []
         written: dict[Path, str] = {}  # final path → its fsynced temporary file, not yet renamed
         try:

@@ -19,9 +19,10 @@ Signing is not done here: ``farm.evidence.signing`` produces the ``SignedOutput`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Insert, Table, delete, select
+from sqlalchemy import Insert, Table, delete, select, text
 from sqlalchemy.orm import Session
 
 from farm.evidence.failure import SignedFailure
@@ -89,14 +90,36 @@ def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:
 def record_outputs(
     session: Session, signer: Signer, outputs: Sequence[SignedOutput], *, now: datetime | None = None
 ) -> dict[str, NondeterministicOutputError]:
+    """``record_outputs_once``, returning only the outputs refused as nondeterministic."""
+    return record_outputs_once(session, signer, outputs, now=now).refused
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ``record_outputs_once`` did not record: outputs refused as nondeterministic, and the
+    action keys another render had already recorded with the same output (a key is recorded
+    once, whoever renders it first; the target still succeeded, with those bytes)."""
+
+    refused: dict[str, NondeterministicOutputError] = field(default_factory=dict)
+    already: frozenset[str] = frozenset()
+
+
+def record_outputs_once(
+    session: Session, signer: Signer, outputs: Sequence[SignedOutput], *, now: datetime | None = None
+) -> Recorded:
     """Rows for outputs whose blobs ``put_signed`` stored; the caller commits.
 
-    Returns the outputs refused as nondeterministic, by action key (their evidence is not
-    recorded). Bulk statements: a batch costs a handful of round trips, not a few per target.
+    An action key is recorded once: an output whose key the cache already holds adds no evidence
+    record (two runs of one catalog at once both render a target, and only the first to record it
+    vouches for it). The keys are locked first (SQLite: the transaction's write lock, taken at its
+    BEGIN; PostgreSQL: a transaction advisory lock per key), so the look-up sees any concurrent
+    recording of them. Bulk statements: a batch costs a handful of round trips, not a few per
+    target.
     """
     if not outputs:
-        return {}
+        return Recorded()
     now = now or utcnow()
+    _lock_action_keys(session, [output.action_key for output in outputs])
     existing = cached_outputs(session, [output.action_key for output in outputs])
     refused = {
         output.action_key: NondeterministicOutputError(
@@ -105,9 +128,12 @@ def record_outputs(
         for output in outputs
         if output.action_key in existing and existing[output.action_key] != output.output_digest
     }
-    kept = [output for output in outputs if output.action_key not in refused]
+    already = frozenset(output.action_key for output in outputs if output.action_key in existing) - set(
+        refused
+    )
+    kept = [output for output in outputs if output.action_key not in existing]
     if not kept:
-        return refused
+        return Recorded(refused, already)
     ensure_signer(session, signer.keyid, signer.public_key_pem)
     session.execute(
         _insert_ignoring(session, RenderOutput.__table__),
@@ -126,11 +152,22 @@ def record_outputs(
             "created_at": now,
         }
         for output in kept
-        if output.action_key not in existing
     ]
-    if new_entries:
-        session.execute(_insert_ignoring(session, ActionCacheEntry.__table__), new_entries)
-    return refused
+    session.execute(_insert_ignoring(session, ActionCacheEntry.__table__), new_entries)
+    return Recorded(refused, already)
+
+
+_ADVISORY_LOCKS = text(
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(CAST(:keys AS text[])) AS key"
+    " ORDER BY key"  # one order for every transaction: two recorders never wait on each other in a cycle
+)
+
+
+def _lock_action_keys(session: Session, keys: Sequence[str]) -> None:
+    """On PostgreSQL, a transaction advisory lock on each key until the commit; on SQLite the
+    transaction already holds the database's write lock (``BEGIN IMMEDIATE``)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(_ADVISORY_LOCKS, {"keys": sorted(set(keys))})
 
 
 def _evidence_row(output: SignedOutput, now: datetime) -> dict[str, object]:

@@ -14,7 +14,8 @@ Classes, by case id prefix: ``symlink-*`` (a link in place of a folder the catal
 ``path-*`` (a folder of fleet.yaml leaving the catalog or missing), ``nan-*``, ``inf-*`` (a
 non-finite number in a ClusterProfile), ``quantity-*``, ``too-large-*`` (an emitted object over
 the API server's limit), ``unread-*`` (a file the loader does not read), ``name-*`` (a packaged
-application's name), ``namespace-*`` (rules that disagree), ``multidoc-*`` (a second document),
+application's name), ``namespace-*`` (rules that disagree), ``selection-*`` (a target selecting
+an undeclared profile or value), ``multidoc-*`` (a second document),
 ``strict-*`` (a warning under ``--strict``).
 """
 
@@ -226,6 +227,20 @@ CASES = [
         ),
         "error",
         "fleet.yaml: spec.targets[0] and spec.targets[2]",
+    ),
+    Case(
+        "selection-undeclared-value",
+        lambda c: _replace(
+            c / "fleet.yaml", "profile: ingress-class=internal", "profile: ingress-class=nope"
+        ),
+        "fails",
+        "profile.unknown_value",
+    ),
+    Case(
+        "selection-undeclared-profile",
+        lambda c: _replace(c / "fleet.yaml", "profile: ingress-class=internal", "profile: colour=internal"),
+        "fails",
+        "profile.unknown_profile",
     ),
     Case(
         "multidoc-app",
