@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from farm.store.migrate import HEAD_REVISION
 from fleet.conftest import helm_environment, no_helm_environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +57,7 @@ def test_doctor_after_a_first_run_passes_every_check_on_the_embedded_default(tmp
     found = checks(result)
     assert result.returncode == 0, result.stdout
     assert list(found) == CHECKS and all(check["ok"] for check in found.values())
-    assert found["database"]["detail"].endswith(": reachable, at revision 0011")
+    assert found["database"]["detail"].endswith(f": reachable, at revision {HEAD_REVISION}")
     assert found["signing key"]["detail"].endswith(", trusted")
     assert found["object store"]["detail"] == f"folder {tmp_path / '.farm' / 'objects'}: present"
 

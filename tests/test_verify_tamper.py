@@ -198,7 +198,7 @@ def test_unknown_run_and_output_are_failures(
     cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer
 ) -> None:
     result = _verify(storage_cli, farm_env, "--run", "no-such-run")
-    assert result.exit_code == 1 and "FAIL run.unknown: run no-such-run" in result.output
+    assert result.exit_code == 1 and "Error: --run: run no-such-run does not exist" in result.output
     digest = sha256_hex(b"never rendered")
     result = _verify(storage_cli, farm_env, "--output", digest)
     assert result.exit_code == 1 and f"FAIL output.unknown: output {digest}" in result.output
