@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fleet.conftest import helm_environment, no_helm_environment
 
 from farm.store.migrate import HEAD_REVISION
-from fleet.conftest import helm_environment, no_helm_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "fleet"
