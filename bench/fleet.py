@@ -366,6 +366,27 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
     return total
 
 
+def postgres_backends_cpu_seconds(url: str | None) -> float:
+    """CPU seconds of the PostgreSQL backends connected to the database of ``url`` now (the
+    Celery worker's pooled connections; a backend that exits meanwhile takes its CPU with it)."""
+    if url is None:
+        return 0.0
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            pids = connection.scalars(
+                text(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return process_tree_cpu_seconds(tuple(pids))
+
+
 def children_cpu_seconds() -> float:
     """CPU seconds of this process's waited-for children (a ``farm run`` and what it waited for)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -417,6 +438,8 @@ class Farm:
     # CPU of the farm's own processes during the last timed_run: the ``farm run`` command and the
     # resident processes named by ``cpu_roots`` (the daemon, the Celery worker), not PostgreSQL's
     last_farm_cpu_seconds: float = 0.0
+    database_url: str | None = None  # PostgreSQL: its backends' CPU is measured too
+    last_database_cpu_seconds: float = 0.0  # CPU of the database's backends during the last timed_run
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -437,6 +460,7 @@ class Farm:
         """Time ``farm run --json``; check every target ended in the expected state."""
         command = [sys.executable, "-m", "farm", "run", str(catalog), "--executor", executor, "--json"]
         farm_cpu_before = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
+        database_cpu_before = postgres_backends_cpu_seconds(self.database_url)
         cpu_before = busy_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(
@@ -450,6 +474,9 @@ class Farm:
         self.last_cpu_seconds = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         farm_cpu_after = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
         self.last_farm_cpu_seconds = farm_cpu_after - farm_cpu_before
+        self.last_database_cpu_seconds = (
+            postgres_backends_cpu_seconds(self.database_url) - database_cpu_before
+        )
         if process.returncode != 0:
             raise RuntimeError(f"farm run exited {process.returncode}:\n{stderr}")
         counts = json.loads(stdout)["counts"]
@@ -559,13 +586,13 @@ def celery_history(
     n: int,
     worker_pid: int,
     history_runs: int,
-    first_seconds: float,
-    first_cpu: float,
+    first: tuple[float, float, float],
 ) -> dict[str, float]:
     """The first Celery run again (every target rendering, ``farm run`` without the daemon) once
     ``history_runs`` full runs are on the database (the first and the daemon's are two of them):
-    its wall time and the farm's CPU over the first run's. A run's cost must not grow with the rows
-    earlier runs left."""
+    its wall time, the farm's CPU and the database backends' CPU over the first run's (``first``:
+    those three). A run's cost must not grow with the rows earlier runs left."""
+    first_seconds, first_cpu, first_database_cpu = first
     if history_runs < 2:
         return {}
     for index in range(history_runs - 2):  # the first run and the daemon's full run are on record
@@ -573,10 +600,11 @@ def celery_history(
         celery.timed_run(catalog, "celery", {"succeeded": n})
     retag_catalog(catalog, "last")
     seconds, _ = celery.timed_run(catalog, "celery", {"succeeded": n}, cpu_roots=(worker_pid,))
-    cpu = celery.last_farm_cpu_seconds
+    cpu, database_cpu = celery.last_farm_cpu_seconds, celery.last_database_cpu_seconds
     print(
         f"celery, after {history_runs} full runs: {seconds:8.2f} s ({seconds / first_seconds:.2f}× the first), "
-        f"farm CPU {cpu:.2f} s ({cpu / first_cpu:.2f}× the first's)"
+        f"farm CPU {cpu:.2f} s ({cpu / first_cpu:.2f}× the first's), PostgreSQL backends' CPU "
+        f"{database_cpu:.2f} s ({database_cpu / max(first_database_cpu, 0.01):.2f}× the first's)"
     )
     return {
         "celery_history_runs": history_runs,
@@ -584,6 +612,9 @@ def celery_history(
         "celery_last_over_first_seconds": round(seconds / first_seconds, 2),
         "celery_last_farm_cpu_seconds": round(cpu, 2),
         "celery_last_over_first_farm_cpu": round(cpu / first_cpu, 2),
+        "celery_database_cpu_seconds": round(first_database_cpu, 2),
+        "celery_last_database_cpu_seconds": round(database_cpu, 2),
+        "celery_last_over_first_database_cpu": round(database_cpu / max(first_database_cpu, 0.01), 2),
     }
 
 
@@ -993,7 +1024,7 @@ def main() -> int:
                 }
                 | batch
             )
-            celery = Farm(celery_env, work)
+            celery = Farm(celery_env, work, database_url=database_url)
             celery.run("db", "upgrade")
             celery.run("keys", "generate")
             celery.run("keys", "trust", str(work / "celery-home" / "keys" / "signing.pub"))
@@ -1012,6 +1043,7 @@ def main() -> int:
                         celery.last_cpu_seconds,
                         celery.last_farm_cpu_seconds,
                     )
+                    first = (celery_seconds, celery_farm_cpu, celery.last_database_cpu_seconds)
                     with store_growth(celery_objects, lambda: postgres_bytes(database_url)) as rerun_growth:
                         celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
                     celery_rerun_cpu_seconds = celery.last_cpu_seconds
@@ -1019,9 +1051,7 @@ def main() -> int:
                     celery_daemon = _daemon_runs(
                         celery_env, work, catalog, n, "celery", sampler_root=worker_pid
                     )
-                    history = celery_history(
-                        celery, catalog, n, worker_pid, options.history_runs, celery_seconds, celery_farm_cpu
-                    )
+                    history = celery_history(celery, catalog, n, worker_pid, options.history_runs, first)
             finally:
                 forget_queue(options.broker, queue)
         celery_floor = core_seconds / options.celery_processes
