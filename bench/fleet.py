@@ -37,8 +37,9 @@ in one run:
   folder object store) per rendered target, object bytes per run, database bytes per target per
   run (the SQLite file, or ``pg_database_size`` for Celery);
 - the first Celery run again once ``--history-runs`` (default 5) full runs are on its database,
-  every target rendering: its wall time and the farm's CPU over the first run's
-  (``celery_last_over_first_*``): a run must not cost more for the rows earlier runs left.
+  every target rendering: its wall time, the farm's CPU and the PostgreSQL backends' CPU over the
+  first run's (``celery_last_over_first_*``): a run must not cost more for the rows earlier runs
+  left.
 
 Wall times are those of the ``farm run`` command (planning, execution, completion polling), with
 the database migrated and the Celery worker started beforehand. The subprocesses and the core-only
