@@ -18,6 +18,8 @@ from farm.store.models import (
     AuditRecord,
     EvidenceRecord,
     FleetRun,
+    QualificationRun,
+    QualificationSubject,
     RenderJob,
     RenderOutput,
     RenderTarget,
@@ -74,11 +76,25 @@ def test_gc_keep_runs_prunes_old_runs_cached_rows_and_jobs_and_keeps_rendered_ta
     assert verify.exit_code == 0, verify.output
 
 
-def test_gc_older_than_keeps_the_latest_complete_run_and_a_run_an_audit_names(
+def test_gc_older_than_keeps_the_latest_complete_run_and_the_runs_an_audit_or_a_qualification_names(
     fleet_env: FleetEnv, catalog: Catalog
 ) -> None:
-    audited, pruned, latest = (_run(fleet_env, catalog) for _ in range(3))
+    audited, qualified, pruned, latest = (_run(fleet_env, catalog) for _ in range(4))
     with session_scope(fleet_env.storage.sessions) as session:
+        subject = QualificationSubject(
+            cluster_profile="cluster-gone", selection="", state="qualified", since=utcnow()
+        )
+        session.add(subject)
+        session.flush()
+        session.add(
+            QualificationRun(
+                subject_id=subject.id,
+                subject_digest="b" * 64,
+                state="passed",
+                created_at=utcnow(),
+                fleet_run_id=qualified,
+            )
+        )
         session.add(
             AuditRecord(
                 envelope_digest="a" * 64,
@@ -94,7 +110,7 @@ def test_gc_older_than_keeps_the_latest_complete_run_and_a_run_an_audit_names(
         report = prune_runs(session, Retention(older_than=timedelta(days=1)), now=later)
 
     assert report.runs == [pruned]
-    assert _run_ids(fleet_env) == {audited, latest}
+    assert _run_ids(fleet_env) == {audited, qualified, latest}
 
 
 def test_gc_refuses_an_older_than_that_is_not_a_duration_with_one_error_line(
