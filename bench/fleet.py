@@ -29,6 +29,17 @@ in one run:
   Redis's and the worker's own), and the full run's as a multiple of the core-only renders': on
   an otherwise idle machine it does not move when the scheduler or the disk makes a process
   wait, as wall time does, so it compares two versions of the farm with less noise.
+- the farm's own CPU (the ``farm run`` command, the daemon's and the Celery worker's process
+  trees, from ``/proc/<pid>/stat``; not PostgreSQL's) during the full runs through the daemon and
+  with Celery, and from it the farm's CPU per rendered target beyond the render (less the
+  core-only renders with a memo): other work on a shared machine does not move it;
+- what each full run and no-change re-run adds to the store: objects written (new blobs in the
+  folder object store) per rendered target, object bytes per run, database bytes per target per
+  run (the SQLite file, or ``pg_database_size`` for Celery);
+- the first Celery run again once ``--history-runs`` (default 5) full runs are on its database,
+  every target rendering: its wall time, the farm's CPU and the PostgreSQL backends' CPU over the
+  first run's (``celery_last_over_first_*``): a run must not cost more for the rows earlier runs
+  left.
 
 Wall times are those of the ``farm run`` command (planning, execution, completion polling), with
 the database migrated and the Celery worker started beforehand. The subprocesses and the core-only
@@ -51,6 +62,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -59,7 +71,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,6 +348,52 @@ def busy_cpu_seconds() -> float | None:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
+    """CPU seconds the processes ``roots`` and their descendants have used (``/proc/<pid>/stat``:
+    user and system time, plus those of the children each has waited for, so a pool child or
+    render child that exits between two readings stays counted through its parent). Unlike the
+    machine's busy CPU, other work on a shared machine does not move it."""
+    tree, total = _children(), 0.0
+    frontier = list(roots)
+    while frontier:
+        pid = frontier.pop()
+        frontier += tree.get(pid, [])
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        utime, stime, cutime, cstime = (int(v) for v in stat[stat.rindex(")") + 2 :].split()[11:15])
+        total += (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def postgres_backends_cpu_seconds(url: str | None) -> float:
+    """CPU seconds of the PostgreSQL backends connected to the database of ``url`` now (the
+    Celery worker's pooled connections; a backend that exits meanwhile takes its CPU with it)."""
+    if url is None:
+        return 0.0
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            pids = connection.scalars(
+                text(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return process_tree_cpu_seconds(tuple(pids))
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's waited-for children (a ``farm run`` and what it waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @dataclass
 class MemorySampler:
     """Samples the RSS of a process tree: the biggest pool child, and the whole tree."""
@@ -378,6 +436,11 @@ class Farm:
     env: dict[str, str]
     cwd: Path
     last_cpu_seconds: float | None = None  # busy CPU of the machine during the last timed_run
+    # CPU of the farm's own processes during the last timed_run: the ``farm run`` command and the
+    # resident processes named by ``cpu_roots`` (the daemon, the Celery worker), not PostgreSQL's
+    last_farm_cpu_seconds: float = 0.0
+    database_url: str | None = None  # PostgreSQL: its backends' CPU is measured too
+    last_database_cpu_seconds: float = 0.0  # CPU of the database's backends during the last timed_run
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -388,10 +451,17 @@ class Farm:
         return result
 
     def timed_run(
-        self, catalog: Path, executor: str, expect: dict[str, int], sampler_root: int | None = None
+        self,
+        catalog: Path,
+        executor: str,
+        expect: dict[str, int],
+        sampler_root: int | None = None,
+        cpu_roots: tuple[int, ...] = (),
     ) -> tuple[float, MemorySampler | None]:
         """Time ``farm run --json``; check every target ended in the expected state."""
         command = [sys.executable, "-m", "farm", "run", str(catalog), "--executor", executor, "--json"]
+        farm_cpu_before = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
+        database_cpu_before = postgres_backends_cpu_seconds(self.database_url)
         cpu_before = busy_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(
@@ -403,6 +473,11 @@ class Farm:
         seconds = time.perf_counter() - start
         cpu_after = busy_cpu_seconds()
         self.last_cpu_seconds = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        farm_cpu_after = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
+        self.last_farm_cpu_seconds = farm_cpu_after - farm_cpu_before
+        self.last_database_cpu_seconds = (
+            postgres_backends_cpu_seconds(self.database_url) - database_cpu_before
+        )
         if process.returncode != 0:
             raise RuntimeError(f"farm run exited {process.returncode}:\n{stderr}")
         counts = json.loads(stdout)["counts"]
@@ -422,6 +497,7 @@ class DaemonRuns:
     cpu_seconds: float | None
     rerun_cpu_seconds: float | None
     memory: MemorySampler
+    farm_cpu_seconds: float  # the farm's own processes' CPU during the full run
 
 
 def cpu_figures(
@@ -460,8 +536,11 @@ def _daemon_runs(
     try:
         pid = int(started.rsplit("(pid ", 1)[1].split(")")[0])
         root = pid if sampler_root is None else sampler_root
-        seconds, memory = farm.timed_run(catalog, executor, {"succeeded": n}, sampler_root=root)
-        cpu_seconds = farm.last_cpu_seconds
+        roots = (pid,) if sampler_root is None else (pid, sampler_root)
+        seconds, memory = farm.timed_run(
+            catalog, executor, {"succeeded": n}, sampler_root=root, cpu_roots=roots
+        )
+        cpu_seconds, farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
         rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n})
         served = farm.run("daemon", "status").stdout
         if "2 commands served" not in served:  # both runs must have gone through the daemon
@@ -469,15 +548,123 @@ def _daemon_runs(
     finally:
         farm.run("daemon", "stop")
     assert memory is not None
-    return DaemonRuns(seconds, rerun_seconds, cpu_seconds, farm.last_cpu_seconds, memory)
+    return DaemonRuns(seconds, rerun_seconds, cpu_seconds, farm.last_cpu_seconds, memory, farm_cpu_seconds)
 
 
-def retag_catalog(root: Path) -> None:
-    """Another image registry in every application: every target renders again, the catalog's
-    shape unchanged. Waits out the racy second, so a daemon may reuse the loaded catalog."""
+def retag_catalog(root: Path, tag: str = "retagged") -> None:
+    """Another image registry in every application (``ghcr.io/example-<tag>/``): every target
+    renders again, the catalog's shape unchanged. Waits out the racy second, so a daemon may reuse
+    the loaded catalog."""
     for app in (root / "applications").glob("*/app.yaml"):
-        app.write_text(app.read_text().replace("ghcr.io/example/", "ghcr.io/example-retagged/"))
+        text = app.read_text()
+        registry = text.split("image: ghcr.io/", 1)[1].split("/", 1)[0]
+        app.write_text(text.replace(f"ghcr.io/{registry}/", f"ghcr.io/example-{tag}/"))
     time.sleep(1.1)
+
+
+def growth_figures(prefix: str, full: StoreGrowth, rerun: StoreGrowth, n: int) -> dict[str, float]:
+    """Prints, and returns as ``<prefix>_*`` figures, what a full run and its no-change re-run
+    added to the object store and the database (``database_bytes_per_target``: per target per run).
+    """
+    print(
+        f"  store growth, {prefix}:          full run {full.objects} objects written "
+        f"({full.objects / n:.2f} per rendered target, {full.object_bytes / 1e6:.1f} MB), database "
+        f"{full.database_bytes / n:,.0f} bytes per target; no-change re-run {rerun.objects} objects, "
+        f"{rerun.database_bytes / n:,.0f} database bytes per target"
+    )
+    return {
+        f"{prefix}_object_writes_per_rendered_target": round(full.objects / n, 3),
+        f"{prefix}_object_bytes_per_run": full.object_bytes,
+        f"{prefix}_database_bytes_per_target": round(full.database_bytes / n, 1),
+        f"{prefix}_rerun_object_writes": rerun.objects,
+        f"{prefix}_rerun_database_bytes_per_target": round(rerun.database_bytes / n, 1),
+    }
+
+
+def celery_history(
+    celery: Farm,
+    catalog: Path,
+    n: int,
+    worker_pid: int,
+    history_runs: int,
+    first: tuple[float, float, float],
+) -> dict[str, float]:
+    """The first Celery run again (every target rendering, ``farm run`` without the daemon) once
+    ``history_runs`` full runs are on the database (the first and the daemon's are two of them):
+    its wall time, the farm's CPU and the database backends' CPU over the first run's (``first``:
+    those three). A run's cost must not grow with the rows earlier runs left."""
+    first_seconds, first_cpu, first_database_cpu = first
+    if history_runs < 2:
+        return {}
+    for index in range(history_runs - 2):  # the first run and the daemon's full run are on record
+        retag_catalog(catalog, f"history-{index}")
+        celery.timed_run(catalog, "celery", {"succeeded": n})
+    retag_catalog(catalog, "last")
+    seconds, _ = celery.timed_run(catalog, "celery", {"succeeded": n}, cpu_roots=(worker_pid,))
+    cpu, database_cpu = celery.last_farm_cpu_seconds, celery.last_database_cpu_seconds
+    print(
+        f"celery, after {history_runs} full runs: {seconds:8.2f} s ({seconds / first_seconds:.2f}× the first), "
+        f"farm CPU {cpu:.2f} s ({cpu / first_cpu:.2f}× the first's), PostgreSQL backends' CPU "
+        f"{database_cpu:.2f} s ({database_cpu / max(first_database_cpu, 0.01):.2f}× the first's)"
+    )
+    return {
+        "celery_history_runs": history_runs,
+        "celery_last_seconds": round(seconds, 3),
+        "celery_last_over_first_seconds": round(seconds / first_seconds, 2),
+        "celery_last_farm_cpu_seconds": round(cpu, 2),
+        "celery_last_over_first_farm_cpu": round(cpu / first_cpu, 2),
+        "celery_database_cpu_seconds": round(first_database_cpu, 2),
+        "celery_last_database_cpu_seconds": round(database_cpu, 2),
+        "celery_last_over_first_database_cpu": round(database_cpu / max(first_database_cpu, 0.01), 2),
+    }
+
+
+def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_seconds: float, n: int) -> float:
+    """The farm's CPU per rendered target beyond the render itself, in milliseconds: its processes'
+    CPU during a full run less the core's renders of the same targets with a document memo (as a
+    worker renders them), over the targets."""
+    return round(1000 * (farm_cpu_seconds - core_memo_seconds) / n, 3)
+
+
+@dataclass(frozen=True)
+class StoreGrowth:
+    """What a run added to the object store (a folder: a new blob is a new file) and the database."""
+
+    objects: int
+    object_bytes: int
+    database_bytes: int
+
+
+def folder_blobs(folder: Path) -> tuple[int, int]:
+    """(files, bytes) under ``folder``: the blobs of a folder object store."""
+    sizes = [path.stat().st_size for path in folder.rglob("*") if path.is_file()] if folder.exists() else []
+    return len(sizes), sum(sizes)
+
+
+def postgres_bytes(url: str) -> int:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("CHECKPOINT"))
+            return int(connection.scalar(text("SELECT pg_database_size(current_database())")))
+    finally:
+        engine.dispose()
+
+
+def sqlite_bytes(home: Path) -> int:
+    return sum(path.stat().st_size for path in home.glob("farm.db*"))
+
+
+@contextmanager
+def store_growth(objects: Path, database_bytes: Callable[[], int]) -> Iterator[list[StoreGrowth]]:
+    """Measures what the block adds to the store; the one-element list is filled on exit."""
+    found: list[StoreGrowth] = []
+    files, size, database = *folder_blobs(objects), database_bytes()
+    yield found
+    files_after, size_after = folder_blobs(objects)
+    found.append(StoreGrowth(files_after - files, size_after - size, database_bytes() - database))
 
 
 def _snapshot_source(root: Path) -> Path:
@@ -682,6 +869,12 @@ def main() -> int:
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="PostgreSQL admin URL")
     parser.add_argument("--broker", default=DEFAULT_BROKER, help="Redis broker URL")
     parser.add_argument("--local-only", action="store_true", help="skip the Celery executor")
+    parser.add_argument(
+        "--history-runs",
+        type=int,
+        default=5,
+        help="full Celery runs before the one compared with the first (default 5; 1 skips the leg)",
+    )
     parser.add_argument("--batch-size", type=int, default=0, help="FARM_BATCH_SIZE (default: the farm's)")
     parser.add_argument(
         "--plan-only", action="store_true", help="only time planning (farm plan) at 2,000 and 100,000 targets"
@@ -729,9 +922,12 @@ def main() -> int:
         local_env = _base_env(source) | {"FARM_HOME": str(work / "local-home")} | batch
         local = Farm(local_env, work)
         local.run("db", "upgrade")
-        local_seconds, local_memory = local.timed_run(catalog, "local", {"succeeded": n})
+        local_home = work / "local-home"
+        with store_growth(local_home / "objects", lambda: sqlite_bytes(local_home)) as local_growth:
+            local_seconds, local_memory = local.timed_run(catalog, "local", {"succeeded": n})
         local_cpu_seconds = local.last_cpu_seconds
-        local_rerun_seconds, _ = local.timed_run(catalog, "local", {"cached": n})
+        with store_growth(local_home / "objects", lambda: sqlite_bytes(local_home)) as local_rerun_growth:
+            local_rerun_seconds, _ = local.timed_run(catalog, "local", {"cached": n})
         local_floor = core_seconds / cores
         print(
             f"farm run, local ({cores} procs):     {local_seconds:8.2f} s  "
@@ -771,31 +967,43 @@ def main() -> int:
             f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
             f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
         )
-        figures = {
-            "daemon_seconds": round(daemon_seconds, 3),
-            "daemon_ratio": round(daemon_seconds / local_floor, 2),
-            "daemon_rerun_seconds": round(daemon_rerun_seconds, 3),
-            "daemon_rerun_percent_of_full": round(100 * daemon_rerun_seconds / daemon_seconds, 2),
-            "daemon_peak_worker_rss_mib": round(daemon_memory.peak_child_mib, 1),
-            "daemon_peak_tree_rss_mib": round(daemon_memory.peak_tree_mib, 1),
-            "targets": n,
-            "applications": applications,
-            "clusters": clusters,
-            "cores": cores,
-            "batch_size": options.batch_size or None,
-            "core_only_seconds": round(core_seconds, 3),
-            "core_renders_per_second": round(n / core_seconds, 1),
-            "core_memo_seconds": round(core_memo_seconds, 3),
-            "local_ratio_to_memo_core": round(local_seconds / (core_memo_seconds / cores), 2),
-            "local_processes": cores,
-            "local_seconds": round(local_seconds, 3),
-            "local_ratio": round(local_seconds / local_floor, 2),
-            "local_rerun_seconds": round(local_rerun_seconds, 3),
-            "local_rerun_ratio": round(local_rerun_seconds / local_floor, 2),
-            "local_rerun_percent_of_full": round(100 * local_rerun_seconds / local_seconds, 2),
-            "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
-            "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
-        } | cpu
+        figures = (
+            {
+                "daemon_seconds": round(daemon_seconds, 3),
+                "daemon_ratio": round(daemon_seconds / local_floor, 2),
+                "daemon_rerun_seconds": round(daemon_rerun_seconds, 3),
+                "daemon_rerun_percent_of_full": round(100 * daemon_rerun_seconds / daemon_seconds, 2),
+                "daemon_peak_worker_rss_mib": round(daemon_memory.peak_child_mib, 1),
+                "daemon_peak_tree_rss_mib": round(daemon_memory.peak_tree_mib, 1),
+                "targets": n,
+                "applications": applications,
+                "clusters": clusters,
+                "cores": cores,
+                "batch_size": options.batch_size or None,
+                "core_only_seconds": round(core_seconds, 3),
+                "core_renders_per_second": round(n / core_seconds, 1),
+                "core_memo_seconds": round(core_memo_seconds, 3),
+                "local_ratio_to_memo_core": round(local_seconds / (core_memo_seconds / cores), 2),
+                "local_processes": cores,
+                "local_seconds": round(local_seconds, 3),
+                "local_ratio": round(local_seconds / local_floor, 2),
+                "local_rerun_seconds": round(local_rerun_seconds, 3),
+                "local_rerun_ratio": round(local_rerun_seconds / local_floor, 2),
+                "local_rerun_percent_of_full": round(100 * local_rerun_seconds / local_seconds, 2),
+                "local_peak_worker_rss_mib": round(local_memory.peak_child_mib, 1),
+                "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
+                "daemon_farm_cpu_seconds": round(daemon.farm_cpu_seconds, 2),
+                "daemon_farm_cpu_ms_per_target": farm_cpu_per_target_ms(
+                    daemon.farm_cpu_seconds, core_memo_seconds, n
+                ),
+            }
+            | cpu
+            | growth_figures("local", local_growth[0], local_rerun_growth[0], n)
+        )
+        print(
+            "farm CPU per target beyond the render, through the daemon: "
+            f"{figures['daemon_farm_cpu_ms_per_target']:.3f} ms"
+        )
         if not options.no_plan:
             figures |= bench_plan(work, options.clusters)
         if options.local_only:
@@ -817,22 +1025,34 @@ def main() -> int:
                 }
                 | batch
             )
-            celery = Farm(celery_env, work)
+            celery = Farm(celery_env, work, database_url=database_url)
             celery.run("db", "upgrade")
             celery.run("keys", "generate")
             celery.run("keys", "trust", str(work / "celery-home" / "keys" / "signing.pub"))
             try:
                 with celery_worker(celery_env, work, queue, options.celery_processes) as worker_pid:
-                    celery_seconds, celery_memory = celery.timed_run(
-                        catalog, "celery", {"succeeded": n}, sampler_root=worker_pid
+                    celery_objects = work / "celery-objects"
+                    with store_growth(celery_objects, lambda: postgres_bytes(database_url)) as growth:
+                        celery_seconds, celery_memory = celery.timed_run(
+                            catalog,
+                            "celery",
+                            {"succeeded": n},
+                            sampler_root=worker_pid,
+                            cpu_roots=(worker_pid,),
+                        )
+                    celery_cpu_seconds, celery_farm_cpu = (
+                        celery.last_cpu_seconds,
+                        celery.last_farm_cpu_seconds,
                     )
-                    celery_cpu_seconds = celery.last_cpu_seconds
-                    celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
+                    first = (celery_seconds, celery_farm_cpu, celery.last_database_cpu_seconds)
+                    with store_growth(celery_objects, lambda: postgres_bytes(database_url)) as rerun_growth:
+                        celery_rerun_seconds, _ = celery.timed_run(catalog, "celery", {"cached": n})
                     celery_rerun_cpu_seconds = celery.last_cpu_seconds
                     retag_catalog(catalog)  # the same fleet, all new outputs, for the daemon's full run
                     celery_daemon = _daemon_runs(
                         celery_env, work, catalog, n, "celery", sampler_root=worker_pid
                     )
+                    history = celery_history(celery, catalog, n, worker_pid, options.history_runs, first)
             finally:
                 forget_queue(options.broker, queue)
         celery_floor = core_seconds / options.celery_processes
@@ -877,8 +1097,11 @@ def main() -> int:
         "celery_daemon_rerun_seconds": round(celery_daemon_rerun_seconds, 3),
         "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
         "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
+        "celery_farm_cpu_seconds": round(celery_farm_cpu, 2),
+        "celery_farm_cpu_ms_per_target": farm_cpu_per_target_ms(celery_farm_cpu, core_memo_seconds, n),
         "bench_seconds": round(time.perf_counter() - started, 1),
     }
+    figures |= growth_figures("celery", growth[0], rerun_growth[0], n) | history
     print(json.dumps(figures, sort_keys=True))
     return 0
 

@@ -85,7 +85,23 @@ def create_farm_engine(url: str, **kwargs: Any) -> Engine:
         event.listen(engine, "begin", _begin_immediate)
         _SQLITE_ENGINES.add(engine)
         return engine
-    return create_engine(url, pool_pre_ping=True, **kwargs)
+    options = _with_custom_plans(parsed.query.get("options"))
+    connect_args = {"options": options} | kwargs.pop("connect_args", {})
+    return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+
+
+CUSTOM_PLANS = "-c plan_cache_mode=force_custom_plan"
+
+
+def _with_custom_plans(options: str | tuple[str, ...] | None) -> str:
+    """libpq ``options`` that plan every statement with its own parameters and the tables' current
+    sizes. psycopg prepares a statement on its fifth execution, and PostgreSQL may then keep one
+    generic plan for the connection's life: a plan made while ``evidence_records`` and
+    ``action_cache`` were small (a sequential scan) stayed in a worker's pooled connection, so
+    each job's look-ups read every row earlier runs left (a job of the sixth run on one database
+    spent ten times the first's time in them). A custom plan costs well under a millisecond."""
+    given = options if isinstance(options, str) else " ".join(options or ())
+    return f"{given} {CUSTOM_PLANS}".strip()
 
 
 _SQLITE_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
