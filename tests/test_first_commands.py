@@ -14,6 +14,7 @@ import pytest
 from farm.store.migrate import HEAD_REVISION
 
 REPETITIONS = 6
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "fleet"
 
 
 def _start(home: Path, *args: str) -> subprocess.Popen[str]:
@@ -32,7 +33,7 @@ def _start(home: Path, *args: str) -> subprocess.Popen[str]:
 def test_two_first_commands_on_a_fresh_home_at_once_both_succeed_and_migrate_it_once(tmp_path: Path) -> None:
     for repetition in range(REPETITIONS):
         home = tmp_path / f"home-{repetition}"
-        first, second = _start(home, "runs"), _start(home, "qualification")
+        first, second = _start(home, "db", "upgrade"), _start(home, "run", str(EXAMPLES), "--json")
         for process in (first, second):
             _, err = process.communicate(timeout=240)
             assert process.returncode == 0, f"repetition {repetition}: {err}"

@@ -54,9 +54,14 @@ def verify_command(
         sync_signer_trust(session, trusted)
         session.commit()
         if all_outputs:
-            summary = run_checks(Context(opened, session, trusted), echo=not as_json)
-            for failure in _damage(opened.settings.database_url):
-                summary.checked["database"] += 1
+            # the file first: the other checks read every table, and a damaged one would stop them
+            damaged = _damage(opened.settings.database_url)
+            summary = (
+                Summary() if damaged else run_checks(Context(opened, session, trusted), echo=not as_json)
+            )
+            if opened.settings.database_url.startswith("sqlite"):  # PRAGMA quick_check: SQLite only
+                summary.checked["database file"] += 1
+            for failure in damaged:
                 summary.failures.append(failure)
                 summary.failed[failure.code] += 1
                 if not as_json:

@@ -11,7 +11,7 @@ both when both are), it has finished, and nothing else names it. Never pruned:
 
 Pruning a run deletes its jobs and its cache hits (a cache hit points at an output whose evidence
 names the target that rendered it; failed targets stay, so the run's state still derives from its
-rows), and
+rows; those that stay no longer name a job), and
 the run's row once no target row is left. A rendered target stays with its run: its evidence
 record (append-only) names it, the action cache names that record, and ``farm verify`` checks the
 record against the row. Outputs, evidence, the action and failure caches, snapshots, audit and
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, exists, func, select
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -138,6 +138,13 @@ def prune_runs(
             report.jobs += session.scalar(select(func.count()).where(jobs)) or 0
             continue
         report.targets += _deleted(session, delete(RenderTarget).where(unsigned))
+        # the rows that stay (rendered and failed targets) no longer name the jobs that go
+        session.execute(
+            update(RenderTarget)
+            .where(RenderTarget.run_id.in_(chunk), RenderTarget.job_id.is_not(None))
+            .values(job_id=None)
+            .execution_options(synchronize_session=False)
+        )
         report.jobs += _deleted(session, delete(RenderJob).where(jobs))
         emptied = FleetRun.id.in_(chunk) & ~exists().where(RenderTarget.run_id == FleetRun.id)
         report.run_rows += _deleted(session, delete(FleetRun).where(emptied))

@@ -30,7 +30,7 @@ def test_two_concurrent_runs_on_one_home_record_each_action_key_once(tmp_path: P
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
     env |= {"FARM_HOME": str(home), "FARM_DAEMON": "off", "FARM_BATCH_SIZE": "1"}
     farm = [sys.executable, "-m", "farm"]
-    assert subprocess.run([*farm, "runs"], env=env, capture_output=True).returncode == 0
+    assert subprocess.run([*farm, "db", "upgrade"], env=env, capture_output=True).returncode == 0
     runs = [
         subprocess.Popen(
             [*farm, "run", str(catalog.root), "--json", "--processes", "1"],
