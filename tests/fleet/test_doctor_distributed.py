@@ -13,6 +13,7 @@ import pytest
 from conftest_store import S3Bucket
 
 from farm.identity.fingerprint import core_version
+from farm.store.migrate import HEAD_REVISION
 
 from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker, wait_until  # noqa: F401
 
@@ -72,7 +73,7 @@ def test_doctor_on_the_distributed_set_up_passes_then_fails_exactly_the_check_of
     assert status == 0 and list(checks) == CHECKS
     assert (
         checks["database"]["detail"].startswith("postgresql")
-        and "at revision 0011" in checks["database"]["detail"]
+        and f"at revision {HEAD_REVISION}" in checks["database"]["detail"]
     )
     assert (
         f"1 worker(s) consume queue {queue} (core {core_version()}): {celery_farm.queue}-0@"
