@@ -50,7 +50,7 @@ def env(home: Path) -> dict[str, str]:
 @pytest.fixture
 def storage(home: Path, env: dict[str, str]) -> Iterator[Storage]:
     """The home, created and migrated by a farm command first: the test reads it while runs write."""
-    assert _farm(env, "runs").returncode == 0
+    assert _farm(env, "db", "upgrade").returncode == 0
     opened = open_storage(load_settings(home=home))
     yield opened
     opened.close()
