@@ -3,6 +3,7 @@ what to do, and leaves the folder as it was (no empty ``./.farm/`` created)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,24 @@ def test_a_read_only_command_reads_the_farm_once_one_exists(tmp_path: Path) -> N
     result = farm("runs", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fleet"
+
+
+@pytest.mark.timeout(120)
+def test_farm_plan_where_no_farm_is_plans_against_nothing_and_creates_no_farm_home(tmp_path: Path) -> None:
+    result = farm("plan", str(EXAMPLE), "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    plan = json.loads(result.stdout)
+    assert (plan["against"], plan["render"], plan["causes"]) == ("nothing", 31, {"target added": 31})
+    assert "planned against nothing, so every target would render" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+def test_farm_plan_against_a_run_where_no_farm_is_says_so_and_creates_no_farm_home(tmp_path: Path) -> None:
+    error = single_error(farm("plan", str(EXAMPLE), "--against", "latest", cwd=tmp_path))
+    assert error.startswith(f"Error: --against: no farm home at {tmp_path / '.farm'}")
+    assert list(tmp_path.iterdir()) == []

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fleet.conftest import helm_environment, no_helm_environment
+from fleet.conftest import helm_environment, make_catalog, no_helm_environment, write_helm_app
 
 from farm.store.migrate import HEAD_REVISION
 
@@ -95,19 +95,31 @@ def test_doctor_reports_a_bad_setting_in_one_failing_line(tmp_path: Path) -> Non
 
 
 def test_doctor_fails_without_helm_when_the_catalog_has_chart_components(tmp_path: Path) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a",))
+    write_helm_app(catalog, "web", "https://charts.example.com")  # delivery: template
     missing = doctor(
-        tmp_path, "doctor", "--catalog", str(EXAMPLES), env=no_helm_environment(tmp_path / "bin")
+        tmp_path, "doctor", "--catalog", str(catalog.root), env=no_helm_environment(tmp_path / "bin")
     )
     assert missing.returncode == 1
     assert (
-        f"FAIL  helm: not on PATH, and catalog {EXAMPLES} has chart components (cert-manager): install helm 3"
+        f"FAIL  helm: not on PATH, and catalog {catalog.root} has chart components (web): install helm 3"
         in missing.stdout
     )
     present = doctor(
-        tmp_path, "doctor", "--catalog", str(EXAMPLES), env=helm_environment(tmp_path / "bin", "v3.14.2")
+        tmp_path, "doctor", "--catalog", str(catalog.root), env=helm_environment(tmp_path / "bin", "v3.14.2")
     )
     assert present.returncode == 0, present.stdout
     assert "ok    helm: v3.14.2 at " in present.stdout
+
+
+def test_doctor_passes_without_helm_when_the_catalog_s_helm_components_are_delivered_by_flux(
+    tmp_path: Path,
+) -> None:
+    result = doctor(tmp_path, "doctor", "--catalog", str(EXAMPLES), env=no_helm_environment(tmp_path / "bin"))
+    assert result.returncode == 0, result.stdout
+    assert (
+        f"ok    helm: not on PATH; not needed: catalog {EXAMPLES} renders no chart with helm" in result.stdout
+    )
 
 
 def test_doctor_reports_the_daemon_that_serves_the_home(tmp_path: Path) -> None:
@@ -119,3 +131,72 @@ def test_doctor_reports_the_daemon_that_serves_the_home(tmp_path: Path) -> None:
         assert f"serves {tmp_path / '.farm'}" in checks(result)["daemon"]["detail"]
     finally:
         doctor(tmp_path, "daemon", "stop")
+
+
+PARAMETERISED_PACKAGE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Package
+metadata:
+  name: web
+  version: 1.0.0
+spec:
+  parameters:
+    - name: renderer
+      type: string
+      default: helmtemplate
+"""
+PARAMETERISED_CHART_APP = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: web
+  namespace: shop
+spec:
+  components:
+    - name: web
+      type: ${renderer}
+      properties:
+        chart: web
+        version: 1.2.0
+        source:
+          url: https://charts.example.com
+"""
+
+
+def test_doctor_fails_without_helm_when_a_chart_component_s_type_comes_from_a_parameter(
+    tmp_path: Path,
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=1, clusters=("cluster-a",))
+    folder = catalog.root / "applications" / "web"
+    folder.mkdir()
+    (folder / "kurel.yaml").write_text(PARAMETERISED_PACKAGE)
+    (folder / "app.yaml").write_text(PARAMETERISED_CHART_APP)
+    result = doctor(
+        tmp_path, "doctor", "--catalog", str(catalog.root), env=no_helm_environment(tmp_path / "bin")
+    )
+    assert result.returncode == 1
+    assert (
+        f"FAIL  helm: not on PATH, and catalog {catalog.root} has chart components (web): install helm 3"
+        in result.stdout
+    )
+    (folder / "kurel.yaml").write_text(PARAMETERISED_PACKAGE.replace("helmtemplate", "webservice"))
+    (folder / "app.yaml").write_text(APP_OF_ANY_TYPE)
+    no_chart = doctor(
+        tmp_path, "doctor", "--catalog", str(catalog.root), env=no_helm_environment(tmp_path / "bin")
+    )
+    assert f"ok    helm: not on PATH; not needed: catalog {catalog.root} renders no chart with helm" in (
+        no_chart.stdout
+    )
+
+
+APP_OF_ANY_TYPE = """apiVersion: launcher.gokure.dev/v1alpha1
+kind: Application
+metadata:
+  name: web
+  namespace: shop
+spec:
+  components:
+    - name: web
+      type: ${renderer}
+      properties:
+        image: ghcr.io/example/web:v1.0.0
+        port: 8080
+"""

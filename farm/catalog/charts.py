@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from farm.build.charts import (
     ChartFetchError,
@@ -39,6 +39,9 @@ from farm.core.chartrefs import ChartComponent, chart_components, check_chart_re
 from farm.core.errors import CoreError
 from farm.core.render import load_app_document
 from farm.core.request import ChartArchive, RenderRequest, ValuesLayer
+
+if TYPE_CHECKING:
+    from farm.catalog.snapshot import CatalogSnapshot
 
 CHART_FETCH_FAILED = "chart.fetch_failed"
 CHART_VENDORED_INVALID = "chart.vendored_invalid"
@@ -110,6 +113,17 @@ class StoredCharts:
         return self._fetch(digest)
 
 
+class NoCharts:
+    """A load that attaches no chart (as a planning process without helm): for a reader that only
+    asks which charts a catalog names (``farm doctor``), so nothing is fetched."""
+
+    def helm_version(self) -> str | None:
+        return None
+
+    def fetch(self, ref: ChartComponent) -> bytes:
+        raise ChartFetchError("charts are not fetched here")
+
+
 class ChartProblem(Exception):
     """An application whose charts are refused at load: ``code`` and ``message`` (naming the file)."""
 
@@ -157,6 +171,26 @@ def chart_references(
         except CoreError as error:
             raise ChartProblem(error.code, f"{app_file}: {error.message}") from None
     return [found[key] for key in sorted(found)]
+
+
+def applications_with_charts(snapshot: CatalogSnapshot) -> list[str]:
+    """The applications of ``snapshot`` with a chart component, read as the loader reads them
+    (``chart_references``: after parameter substitution, under each values layering), so a
+    component whose type comes from a parameter counts; one whose reference the loader refuses
+    counts too (it is still a chart component). Refused applications render nothing: not counted."""
+    found = []
+    for app in snapshot.applications:
+        if app.problem is not None:
+            continue
+        try:
+            refs = chart_references(
+                app.name, app.app_yaml, app.package_yaml, app.values_layerings(), f"{app.name}/app.yaml"
+            )
+        except ChartProblem:
+            refs = None
+        if refs != []:
+            found.append(app.name)
+    return found
 
 
 def application_charts(

@@ -367,12 +367,10 @@ def _with_charts(
         if app.problem is None:
             folder = apps_dir / app.name
             app_file = _relative(folder / "app.yaml", root)
-            layerings = [
-                app.values_layers(""),
-                *(app.values_layers(cluster) for cluster, _ in app.cluster_values),
-            ]
             try:
-                refs = chart_references(app.name, app.app_yaml, app.package_yaml, layerings, app_file)
+                refs = chart_references(
+                    app.name, app.app_yaml, app.package_yaml, app.values_layerings(), app_file
+                )
                 archives = application_charts(
                     app.name,
                     folder,

@@ -53,6 +53,11 @@ class ApplicationEntry:
             layers.append(ValuesLayer(f"{self.name}/values/{cluster}.yaml", overlay))
         return tuple(layers)
 
+    def values_layerings(self) -> list[tuple[ValuesLayer, ...]]:
+        """Every layering of its values a target can get: the shared file alone, then each
+        cluster's over it."""
+        return [self.values_layers(""), *(self.values_layers(cluster) for cluster, _ in self.cluster_values)]
+
     @cached_property
     def _cluster_values(self) -> dict[str, bytes]:
         return dict(self.cluster_values)

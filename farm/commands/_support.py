@@ -58,6 +58,13 @@ def open_existing_storage(settings: FarmSettings | None = None) -> Storage:
     return open_storage(settings)
 
 
+def no_farm_here(settings: FarmSettings) -> str:
+    """What to say when ``settings`` name a SQLite farm whose database file does not exist."""
+    missing = missing_database_file(settings)
+    assert missing is not None, "only asked where no farm is"
+    return _no_farm_here(settings, missing)
+
+
 def resolve_run(opened: Storage, typed: str, option: str = "") -> str:
     """The id of the run ``typed`` names (an id, a unique prefix of one, or ``latest``), or one
     ``Error:`` line (after ``option``, the option it was given to) saying none or which several it

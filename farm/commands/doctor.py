@@ -156,30 +156,30 @@ def check_signing_key(settings: FarmSettings) -> Check:
 
 
 def chart_applications(catalog: Path) -> list[str]:
-    """The applications of ``catalog`` with a chart component (type ``helm`` or ``helmtemplate``)."""
-    import yaml
+    """The applications of ``catalog`` with a chart component, read off the loaded catalog as the
+    loader reads chart references (a type that comes from a parameter included); nothing is
+    fetched. CatalogError when the catalog does not load."""
+    from farm.catalog import load_catalog
+    from farm.catalog.charts import NoCharts, applications_with_charts
 
-    found = []
-    for app_yaml in sorted(catalog.glob("applications/*/app.yaml")):
-        try:
-            document = yaml.safe_load(app_yaml.read_bytes()) or {}
-        except yaml.YAMLError:
-            continue  # farm run reports it
-        components = (
-            (document.get("spec") or {}).get("components") or [] if isinstance(document, dict) else []
-        )
-        if any(isinstance(c, dict) and c.get("type") in ("helm", "helmtemplate") for c in components):
-            found.append(app_yaml.parent.name)
-    return found
+    return applications_with_charts(load_catalog(catalog, charts=NoCharts()))
 
 
 def check_helm(catalog: Path | None) -> Check:
     from farm.build.charts import find_helm, helm_version
+    from farm.catalog import CatalogError
 
     helm = find_helm()
-    charts = chart_applications(catalog) if catalog is not None else []
     if helm is not None:
         return _passed("helm", f"{helm_version(helm)} at {helm}")
+    try:
+        charts = chart_applications(catalog) if catalog is not None else []
+    except CatalogError as error:
+        return _failed(
+            "helm",
+            f"not on PATH, and whether catalog {catalog} needs it is unknown: it does not load "
+            f"({error.problems[0]}): fix the catalog (farm plan CATALOG names every problem)",
+        )
     if charts:
         shown = ", ".join(charts[:3]) + (" …" if len(charts) > 3 else "")
         return _failed(
@@ -188,7 +188,10 @@ def check_helm(catalog: Path | None) -> Check:
             "every machine that renders",
         )
     where = (
-        f"catalog {catalog} has no chart component" if catalog is not None else "no catalog named (--catalog)"
+        f"catalog {catalog} renders no chart with helm (no helmtemplate component, no helm component "
+        "with delivery: template; Flux renders the others in the cluster)"
+        if catalog is not None
+        else "no catalog named (--catalog)"
     )
     return _passed("helm", f"not on PATH; not needed: {where}")
 

@@ -14,10 +14,18 @@ import typer
 
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.reuse import load_catalog_reusing
-from farm.commands._support import fail, reported_errors, resolve_run
-from farm.fleet.preview import Baseline, Plan, catalog_baseline, latest_run_of_fleet, preview, run_baseline
-from farm.settings import load_settings
-from farm.store.context import Storage, open_storage
+from farm.commands._support import fail, no_farm_here, reported_errors, resolve_run
+from farm.fleet.preview import (
+    Baseline,
+    Plan,
+    catalog_baseline,
+    latest_run_of_fleet,
+    preview,
+    preview_without_farm,
+    run_baseline,
+)
+from farm.settings import FarmSettings, load_settings
+from farm.store.context import Storage, missing_database_file, open_storage
 from farm.store.migrate import prepare_database
 
 SHOWN_PER_CAUSE = 20
@@ -105,8 +113,48 @@ def plan_command(
     if against is not None and against_catalog is not None:
         raise fail("--against and --against-catalog: give one of them, not both")
     snapshot = _load(catalog, "")
+    settings = load_settings()
     with reported_errors():
-        storage = open_storage(load_settings())
+        missing = missing_database_file(settings)
+    if missing is not None:  # a preview creates no farm: against nothing, or another catalog
+        plan = _plan_without_farm(snapshot, against, against_catalog, settings)
+    else:
+        plan = _plan_in_farm(settings, catalog, snapshot, against, against_catalog)
+    if as_json:
+        typer.echo(json.dumps(plan.as_json(), sort_keys=True))
+    else:
+        _print(plan, verbose)
+    if plan.reports_something:
+        raise typer.Exit(2)
+
+
+def _plan_without_farm(
+    snapshot: CatalogSnapshot, against: str | None, against_catalog: Path | None, settings: FarmSettings
+) -> Plan:
+    """The plan where no farm is: ``--against RUN`` is refused (there are no runs), any other plan
+    compares with nothing (every target would render) or with ``--against-catalog``."""
+    if against is not None:
+        raise fail(f"--against: {no_farm_here(settings)}")
+    if against_catalog is None:
+        typer.echo(
+            f"note: no farm here ({missing_database_file(settings)} does not exist): planned against nothing, so every target would render "
+            "(nothing was created; `farm run CATALOG` makes the farm)",
+            err=True,
+        )
+        return preview_without_farm(snapshot, None)
+    other = _load(against_catalog, "--against-catalog: ")
+    return preview_without_farm(snapshot, catalog_baseline(other, f"catalog {against_catalog}"))
+
+
+def _plan_in_farm(
+    settings: FarmSettings,
+    catalog: Path,
+    snapshot: CatalogSnapshot,
+    against: str | None,
+    against_catalog: Path | None,
+) -> Plan:
+    with reported_errors():
+        storage = open_storage(settings)
         try:
             prepare_database(storage)
             baseline = _baseline(storage, snapshot.name, against, against_catalog)
@@ -115,12 +163,7 @@ def plan_command(
             raise fail(str(exc).strip("'\"")) from None
         finally:
             storage.close()
-    if as_json:
-        typer.echo(json.dumps(plan.as_json(), sort_keys=True))
-    else:
-        _print(plan, verbose)
-    if plan.reports_something:
-        raise typer.Exit(2)
+    return plan
 
 
 def register(app: typer.Typer) -> None:

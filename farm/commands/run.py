@@ -57,9 +57,13 @@ def _open(existing: bool = False) -> Storage:
     return storage
 
 
-def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None:
+def _print_summary(
+    summary: RunSummary, storage: Storage, as_json: bool, publishes: list[dict] | None = None
+) -> None:
+    """The run's summary; ``publishes`` (``FARM_PUBLISH_TO``): what its publish did, too."""
     if as_json:
-        typer.echo(json.dumps(summary.as_json(), sort_keys=True))
+        shown = summary.as_json() if publishes is None else {**summary.as_json(), "publishes": publishes}
+        typer.echo(json.dumps(shown, sort_keys=True))
         return
     counts = summary.counts
     echo = typer.echo
@@ -78,6 +82,29 @@ def _print_summary(summary: RunSummary, storage: Storage, as_json: bool) -> None
         if len(failures) > 5:
             echo(f"    … and {len(failures) - 5} more (farm status {summary.run_id} --json)")
     echo(f"  outputs in {storage.objects.describe()} (farm output APP/CLUSTER prints one)")
+    for publish in publishes or []:
+        _print_publish(publish)
+
+
+def _print_publish(publish: dict) -> None:
+    """One publish of the run: its commits or digests and each cluster published or skipped, or
+    why it failed and how to resume it."""
+    echo = typer.echo
+    where = f"{publish['kind']} {publish['destination']}"
+    if publish["state"] == "failed":
+        echo(f"  publish to {where}: failed: {publish['error']}; farm publish --retry resumes it")
+        return
+    if publish["state"] != "done":
+        echo(f"  publish to {where}: {publish['state']} (the process that finishes the run attempts it)")
+        return
+    references = ", ".join(f"{name} {ref}" for name, ref in sorted(publish["reference"].items()))
+    changed = "published" if publish["changed"] else "unchanged, nothing written"
+    echo(f"  publish to {where}: {changed} ({references or 'no reference'})")
+    for cluster in publish["clusters"]:
+        if cluster["published"]:
+            echo(f"    published {cluster['cluster']}: {len(cluster['outputs'])} output(s)")
+        else:
+            echo(f"    skipped   {cluster['cluster']}: {cluster['reason']}")
 
 
 NO_WORKER_WARNING_SECONDS = 10.0
@@ -148,6 +175,15 @@ def _who_consumes(settings: FarmSettings) -> str:
     return f"{len(consumers)} worker(s) consume queue {queue} ({shown}) but none has taken a job: busy?"
 
 
+def _publishes(storage: Storage, run_id: str) -> list[dict] | None:
+    """What the run's publishes did (``FARM_PUBLISH_TO``); None when the farm publishes nothing."""
+    if not storage.settings.publish_to:
+        return None
+    from farm.publish.service import publish_results_of_run
+
+    return publish_results_of_run(storage, run_id)
+
+
 def _final_summary(storage: Storage, run_id: str) -> RunSummary:
     finalize_run_if_done(storage, run_id)  # the last worker may not have finished the run row yet
     return run_summary(storage, run_id)
@@ -215,7 +251,9 @@ def run_command(
             finish_fleet_run(storage, snapshot, planned, executor, trigger=Trigger.CLI)
     stop_if_requested()
     if chosen == "celery" and not wait:
-        _print_summary(run_summary(storage, planned.run_id), storage, as_json)
+        _print_summary(
+            run_summary(storage, planned.run_id), storage, as_json, _publishes(storage, planned.run_id)
+        )
         return
     try:
         summary = _wait_with_progress(
@@ -224,7 +262,7 @@ def run_command(
     except TimeoutError as stuck:
         typer.echo(f"Error: {stuck}", err=True)
         raise typer.Exit(1) from None
-    _print_summary(summary, storage, as_json)
+    _print_summary(summary, storage, as_json, _publishes(storage, planned.run_id))
     if summary.failed:
         raise typer.Exit(1)
 

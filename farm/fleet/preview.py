@@ -19,7 +19,7 @@ from typing import Any
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
 from farm.catalog.changes import ChangedInputs, DocumentChange, Fetch, document_changes
-from farm.catalog.snapshot import digest_bytes
+from farm.catalog.snapshot import Target, TargetRequest, digest_bytes
 from farm.fleet.planner import key_targets, trusted_signers
 from farm.identity.fingerprint import core_version
 from farm.store.context import Storage
@@ -293,26 +293,53 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
         keyed = key_targets(
             session, snapshot, version, storage.objects, trust=lambda: trusted_signers(storage)
         )
+    cached = {
+        item.target_request.target: "output"
+        if item.output_digest is not None
+        else "failure"
+        if item.failure is not None
+        else None
+        for item in keyed
+    }
+    requests = [item.target_request for item in keyed]
+    return _plan_of(snapshot, requests, cached, baseline, version, storage.objects.get)
+
+
+def preview_without_farm(snapshot: CatalogSnapshot, baseline: Baseline | None) -> Plan:
+    """The plan of ``snapshot`` where no farm exists: nothing is cached and nothing is written,
+    so every target is compared with ``baseline`` alone (None: every target is added)."""
+    blobs = {digest_bytes(blob): blob for blob in snapshot.documents()}
+    requests = list(snapshot.target_requests)
+    return _plan_of(snapshot, requests, {}, baseline, core_version(), blobs.__getitem__)
+
+
+def _plan_of(
+    snapshot: CatalogSnapshot,
+    requests: Sequence[TargetRequest],
+    cached: dict[Target, str | None],
+    baseline: Baseline | None,
+    version: str,
+    fetch: Fetch,
+) -> Plan:
     refused: list[RefusedTarget] = []
     entries: list[PlanEntry] = []
-    for item in keyed:
-        target = item.target_request.target
+    for target_request in requests:
+        target = target_request.target
         problem = snapshot.problem_of(target)
         if problem is not None:  # the run fails it at planning: listed apart, never rendered
             refused.append(RefusedTarget(target.application, target.cluster, problem.code, problem.message))
             continue
-        cached = (
-            "output" if item.output_digest is not None else "failure" if item.failure is not None else None
-        )
-        request = item.target_request.request
+        request = target_request.request
         entries.append(
-            PlanEntry((target.application, target.cluster), request.digest, request.descriptor, cached)
+            PlanEntry(
+                (target.application, target.cluster), request.digest, request.descriptor, cached.get(target)
+            )
         )
     refused += [
         RefusedTarget(target.application, target.cluster, problem.code, problem.message)
         for target, problem in snapshot.refused
     ]
-    documents = _changed_documents(baseline, snapshot.content(), storage.objects.get)
+    documents = _changed_documents(baseline, snapshot.content(), fetch)
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version, documents)
     plan.total += len(refused)
     plan.refused = refused

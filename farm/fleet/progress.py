@@ -178,4 +178,4 @@ def runs_progress(storage: Storage, runs: list[models.FleetRun]) -> list[RunSumm
             while len(_finished_counts) > FINISHED_COUNTS_KEPT:
                 _finished_counts.popitem(last=False)
     known = {**{run.id: _finished_counts.get(run.id, {}) for run in runs}, **counts}
-    return [RunSummary(run.id, run.state, run.snapshot_digest, known[run.id]) for run in runs]
+    return [RunSummary(run.id, _shown_state(run), run.snapshot_digest, known[run.id]) for run in runs]

@@ -146,6 +146,7 @@ class _Registry:
             raise PublishError("publish.destination", f"oci {address}: expected REGISTRY/REPO")
         scheme = "http" if host.split(":")[0] in LOOPBACK or host.startswith("[::1]") else "https"
         self.address = address
+        self.logged_in = username is not None
         self.client = httpx.Client(
             base_url=f"{scheme}://{host}", auth=_RegistryAuth(username, password), timeout=60
         )
@@ -157,6 +158,8 @@ class _Registry:
             raise PublishError(
                 "publish.oci_failed", f"oci {self.address}: {type(error).__name__}: {error}", retryable=True
             ) from None
+        if response.status_code in (401, 403):  # the challenge was answered: retrying cannot mend it
+            raise self._refused(response)
         if response.status_code >= 400 and not (method == "HEAD" and response.status_code == 404):
             raise PublishError(
                 "publish.oci_failed",
@@ -164,6 +167,19 @@ class _Registry:
                 retryable=True,
             )
         return response
+
+    def _refused(self, response: httpx.Response) -> PublishError:
+        """The registry's refusal of the login (or of anonymous access), naming the settings to
+        check and never their values."""
+        status = f"{response.status_code} {response.reason_phrase}"
+        if self.logged_in:
+            what = f"the registry refused the credentials ({status}): check"
+        else:
+            what = f"the registry requires a login ({status}): set"
+        return PublishError(
+            "publish.oci_unauthorized",
+            f"oci {self.address}: {what} FARM_PUBLISH_OCI_USERNAME and FARM_PUBLISH_OCI_PASSWORD",
+        )
 
     def put_blob(self, repository: str, digest: str, data: bytes) -> None:
         if self.call("HEAD", f"/v2/{repository}/blobs/{digest}").status_code == 200:

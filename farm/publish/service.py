@@ -436,3 +436,22 @@ def publishes_of(storage: Storage, run_id: str) -> list[dict[str, Any]]:
             }
             for row in found
         ]
+
+
+def publish_results_of_run(storage: Storage, run_id: str) -> list[dict[str, Any]]:
+    """Each publish of ``run_id`` as ``farm run`` reports it: ``publishes_of``'s fields and, once
+    done, ``changed`` and ``clusters`` (each published or skipped, and why) read off its signed
+    record, the one account of what it published."""
+    results = publishes_of(storage, run_id)
+    for result in results:
+        predicate = _record_predicate(storage, result["record"]) if result["record"] else {}
+        result["changed"] = bool(predicate.get("changed"))
+        result["clusters"] = predicate.get("clusters", [])
+    return results
+
+
+def _record_predicate(storage: Storage, envelope_digest: str) -> dict[str, Any]:
+    from farm.evidence.dsse import parse_envelope
+
+    statement = json.loads(parse_envelope(storage.objects.get(envelope_digest)).payload)
+    return statement.get("predicate") or {}

@@ -68,8 +68,8 @@ class UtcDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     @property
-    def python_type(self) -> type[datetime]:  # what the API's cursors decode a key to
-        return datetime
+    def python_type(self) -> type:
+        return datetime  # a TypeDecorator says ``object``: the API's cursors decode by this type
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:

@@ -19,6 +19,15 @@ class RunIdError(LookupError):
     """No run, or more than one, answers to what was typed; the message says which and what to do."""
 
 
+class AmbiguousRunId(RunIdError):
+    """More than one run's id begins with what was typed: ``candidates`` holds at most
+    ``SHOWN_CANDIDATES`` of them."""
+
+    def __init__(self, message: str, candidates: list[str]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
 def resolve_run_id(session: Session, typed: str) -> str:
     """The id of the one run ``typed`` names: an id, a unique prefix of one, or ``latest``."""
     if typed == LATEST:
@@ -39,8 +48,9 @@ def resolve_run_id(session: Session, typed: str) -> str:
         shown = ", ".join(candidates[:SHOWN_CANDIDATES]) + (
             " …" if len(candidates) > SHOWN_CANDIDATES else ""
         )
-        raise RunIdError(
-            f"run id prefix {typed!r} is ambiguous: runs {shown} begin with it; give more of the id"
+        raise AmbiguousRunId(
+            f"run id prefix {typed!r} is ambiguous: runs {shown} begin with it; give more of the id",
+            candidates[:SHOWN_CANDIDATES],
         )
     return candidates[0]
 

@@ -30,3 +30,29 @@ def test_the_cli_reference_lists_every_command_and_nothing_else() -> None:
         f"missing from README: {sorted(set(COMMANDS) - documented)}; "
         f"not commands: {sorted(documented - set(COMMANDS))}"
     )
+
+
+README_BUDGET = 300  # lines: detail goes to a docs/*.md page the README links
+
+
+def test_the_readme_stays_within_its_line_budget() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_BUDGET, f"README.md has {lines} lines, over its {README_BUDGET}-line budget"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_page_and_section_the_readme_links_exists() -> None:
+    links = re.findall(r"\]\((docs/[^)#]+\.md)(?:#([^)]+))?\)", README.read_text(encoding="utf-8"))
+    assert links
+    for page, anchor in links:
+        path = README.parent / page
+        assert path.is_file(), f"README.md links {page}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+            assert anchor in {_anchor(h) for h in headings}, (
+                f"README.md links {page}#{anchor}: no such heading"
+            )

@@ -96,13 +96,26 @@ http:
 """
 
 
-def start_registry(folder: Path, port: int) -> subprocess.Popen[bytes]:
-    """Debian's docker-registry serving ``folder`` on 127.0.0.1:``port``, once it listens."""
+REGISTRY_AUTH = """auth:
+  htpasswd:
+    realm: farm-test
+    path: {htpasswd}
+"""
+
+
+def start_registry(folder: Path, port: int, users: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Debian's docker-registry serving ``folder`` on 127.0.0.1:``port``, once it listens;
+    with ``users`` (name → password), only to them (``auth: htpasswd``, bcrypt entries)."""
     if not REGISTRY_BINARY.exists():
         raise RuntimeError(f"{REGISTRY_BINARY} is missing: apt-get install -y docker-registry (.ci/run does)")
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "config.yml"
-    config.write_text(REGISTRY_CONFIG.format(root=folder / "data", port=port))
+    text = REGISTRY_CONFIG.format(root=folder / "data", port=port)
+    if users is not None:
+        htpasswd = folder / "htpasswd"
+        htpasswd.write_text("".join(f"{name}:{_bcrypt(password)}\n" for name, password in users.items()))
+        text += REGISTRY_AUTH.format(htpasswd=htpasswd)
+    config.write_text(text)
     process = subprocess.Popen(
         [str(REGISTRY_BINARY), "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -115,6 +128,12 @@ def start_registry(folder: Path, port: int) -> subprocess.Popen[bytes]:
         time.sleep(0.05)
     process.terminate()
     raise RuntimeError(f"docker-registry did not listen on 127.0.0.1:{port}")
+
+
+def _bcrypt(password: str) -> str:
+    import bcrypt  # a dev dependency: the registry's htpasswd file takes bcrypt entries only
+
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
 
 
 @pytest.fixture(scope="session")

@@ -9,11 +9,15 @@ import hashlib
 import io
 import json
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from farm.publish.service import publishes_of
+from farm.settings import load_settings
+from farm.store.context import open_storage
 from publish.conftest import Farm, free_port, start_registry
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -103,3 +107,80 @@ def test_an_unreachable_registry_leaves_the_publish_failed_until_retry_pushes_it
     finally:
         process.terminate()
         process.wait()
+
+
+USER, PASSWORD = "publisher", "pw-Zq8v1Xk3"
+
+
+@pytest.fixture
+def private_registry(tmp_path: Path) -> Iterator[str]:
+    """A registry on loopback that takes pushes only from ``USER`` with ``PASSWORD``."""
+    port = free_port()
+    process = start_registry(tmp_path / "private-registry", port, users={USER: PASSWORD})
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+@pytest.mark.timeout(300)
+def test_an_oci_publish_to_a_registry_that_requires_login_pushes_with_the_configured_user(
+    farm: Farm, private_registry: str
+) -> None:
+    run_id = farm.run()
+    result = farm.publish(
+        run_id,
+        "--to",
+        "oci",
+        f"{private_registry}/fleet",
+        FARM_PUBLISH_OCI_USERNAME=USER,
+        FARM_PUBLISH_OCI_PASSWORD=PASSWORD,
+    )
+    assert result["state"] == "done" and result["changed"] is True
+    response = httpx.get(
+        f"http://{private_registry}/v2/fleet/cluster-a/manifests/{run_id}",
+        headers={"Accept": MANIFEST},
+        auth=(USER, PASSWORD),
+    )
+    assert response.status_code == 200
+    assert result["reference"]["cluster-a"].endswith(response.headers["Docker-Content-Digest"])
+    anonymous = httpx.get(f"http://{private_registry}/v2/fleet/cluster-a/manifests/{run_id}")
+    assert anonymous.status_code == 401
+
+
+@pytest.mark.timeout(300)
+def test_a_wrong_registry_password_is_a_clean_failure_recorded_without_the_credential_and_not_retried(
+    farm: Farm, private_registry: str
+) -> None:
+    run_id = farm.run()
+    wrong = "wrong-" + PASSWORD
+    credentials = {"FARM_PUBLISH_OCI_USERNAME": USER, "FARM_PUBLISH_OCI_PASSWORD": wrong}
+    output = farm(
+        "publish", run_id, "--to", "oci", f"{private_registry}/fleet", "--json", status=1, **credentials
+    )
+    failed = json.loads(output.splitlines()[0])
+    assert failed["state"] == "failed"
+    assert failed["error"] == (
+        f"publish.oci_unauthorized: oci {private_registry}/fleet: the registry refused the credentials "
+        "(401 Unauthorized): check FARM_PUBLISH_OCI_USERNAME and FARM_PUBLISH_OCI_PASSWORD"
+    )
+    assert "Traceback" not in output and wrong not in output and PASSWORD not in output
+    storage = open_storage(load_settings(**_settings(farm.env)))
+    try:
+        (record,) = publishes_of(storage, run_id)
+    finally:
+        storage.close()
+    assert (record["state"], record["attempts"]) == ("failed", 1)  # retrying cannot mend it
+    assert wrong not in json.dumps(record) and PASSWORD not in json.dumps(record)
+    credentials["FARM_PUBLISH_OCI_PASSWORD"] = PASSWORD
+    resumed = json.loads(farm("publish", "--retry", "--json", **credentials))
+    assert resumed["state"] == "done"
+
+
+def _settings(env: dict[str, str]) -> dict[str, object]:
+    return {
+        "home": Path(env["FARM_HOME"]),
+        "database_url": env["FARM_DATABASE_URL"],
+        "object_store": env["FARM_OBJECT_STORE"],
+    }

@@ -114,3 +114,48 @@ def test_the_beat_retries_a_failed_publish_once_its_backoff_has_passed_and_not_b
     schedule = beat_schedule(load_settings(home=tmp_path / "farm", publish_to=f"git {bare}"))
     assert schedule["publish-retry-due"] == {"task": "farm.publish.retry_due", "schedule": 60.0}
     assert "publish-retry-due" not in beat_schedule(load_settings(home=tmp_path / "farm"))
+
+
+@pytest.mark.timeout(300)
+def test_farm_run_prints_the_commit_it_published_for_each_cluster_in_text_and_json(
+    farm: Farm, bare: Path
+) -> None:
+    text = farm("run", str(farm.catalog.root), FARM_PUBLISH_TO=f"git {bare}")
+    (commit,) = commits(bare)
+    assert f"  publish to git {bare}: published (main {commit})" in text
+    assert "    published cluster-a: 3 output(s)" in text and "    published cluster-b: 3 output(s)" in text
+    again = json.loads(farm("run", str(farm.catalog.root), "--json", FARM_PUBLISH_TO=f"git {bare}"))
+    (publish,) = again["publishes"]
+    assert (publish["state"], publish["changed"], publish["reference"]) == ("done", False, {"main": commit})
+    assert [(c["cluster"], c["published"], len(c["outputs"])) for c in publish["clusters"]] == [
+        ("cluster-a", True, 3),
+        ("cluster-b", True, 3),
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_farm_run_prints_each_cluster_its_publish_gate_skipped_with_the_reason(
+    farm: Farm, bare: Path
+) -> None:
+    gated = {"FARM_PUBLISH_TO": f"git {bare}", "FARM_PUBLISH_REQUIRE": "qualified"}
+    (publish,) = json.loads(farm("run", str(farm.catalog.root), "--json", **gated))["publishes"]
+    assert [(c["cluster"], c["published"]) for c in publish["clusters"]] == [
+        ("cluster-a", False),
+        ("cluster-b", False),
+    ]
+    reason = publish["clusters"][0]["reason"]
+    assert reason
+    assert f"    skipped   cluster-a: {reason}" in farm("run", str(farm.catalog.root), **gated)
+
+
+@pytest.mark.timeout(300)
+def test_farm_run_prints_a_failed_publish_with_its_error_and_how_to_resume_it(farm: Farm, bare: Path) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    refused = {"FARM_PUBLISH_TO": f"git {bare}", "FARM_PUBLISH_ATTEMPTS": "1"}
+    (publish,) = json.loads(farm("run", str(farm.catalog.root), "--json", **refused))["publishes"]
+    assert publish["state"] == "failed" and publish["error"].startswith("publish.push_failed")
+    text = farm("run", str(farm.catalog.root), **refused)
+    assert f"  publish to git {bare}: failed: publish.push_failed" in text
+    assert text.rstrip().endswith("; farm publish --retry resumes it")

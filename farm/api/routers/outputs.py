@@ -10,7 +10,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
-from farm.api.strict import Digest, Name, RunId
+from farm.api.run_ids import ResolvedRunA, ResolvedRunB
+from farm.api.strict import Digest, Name
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.provenance import RenderProvenance
 from farm.fleet.diff import unified_output_diff
@@ -119,7 +120,7 @@ def output_provenance(request: Request, digest: Digest) -> OutputEvidence:
 
 @router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")
 def target_output_diff(
-    request: Request, run_a: RunId, run_b: RunId, application: Name, cluster: Name
+    request: Request, run_a: ResolvedRunA, run_b: ResolvedRunB, application: Name, cluster: Name
 ) -> Response:
     """The unified diff of one target's output between two runs (what ``farm diff -u`` prints)."""
     try:

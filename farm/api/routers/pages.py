@@ -18,9 +18,11 @@ from farm.api.routers.outputs import output_evidence
 from farm.api.routers.qualification import board, subject_timeline
 from farm.api.routers.runs import grid_filter
 from farm.api.routers.snapshots import list_snapshots, snapshot_detail, snapshot_diff
+from farm.api.run_ids import ResolvedRunId, resolve_or_http_error
 from farm.api.strict import Digest, RunId, SubjectId
 from farm.fleet.diff import unified_output_diff
 from farm.fleet.progress import RunSummary, runs_progress
+from farm.fleet.recovery import shown_state
 from farm.publish.service import publishes_of
 from farm.qualification.states import STATES
 from farm.store.db import read_scope
@@ -110,7 +112,7 @@ def grid_html(run_id: str, grid: RunGrid) -> Markup:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(
-    request: Request, run_id: RunId, where: Annotated[TargetFilter, Depends(grid_filter)]
+    request: Request, run_id: ResolvedRunId, where: Annotated[TargetFilter, Depends(grid_filter)]
 ) -> HTMLResponse:
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:  # the run and its grid in one transaction
@@ -119,7 +121,7 @@ def run_page(
             raise HTTPException(status_code=404, detail=f"run {run_id} does not exist")
         grid = run_grid(session, run_id, where)
     if where == TargetFilter():  # the grid holds every target: its cells are the run's counts
-        summary = RunSummary(run.id, run.state, run.snapshot_digest, grid.counts())
+        summary = RunSummary(run.id, shown_state(run), run.snapshot_digest, grid.counts())
     else:
         summary = runs_progress(storage, [run])[0]
     context = {
@@ -145,6 +147,7 @@ def run_page(
 
 @router.get("/runs/{run_id}/targets/{target_id}", response_class=HTMLResponse)
 def target_page(request: Request, run_id: RunId, target_id: RunId) -> HTMLResponse:
+    run_id = resolve_or_http_error(request, run_id)  # after both parameters are validated
     storage = request.app.state.storage
     with read_scope(storage.sessions) as session:
         target = target_of_run(session, run_id, target_id)

@@ -12,13 +12,14 @@ from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
+from farm.api.run_ids import ResolvedRunId
 from farm.api.security import require_token
-from farm.api.strict import RunId
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.commands._errors import describe
 from farm.execution.executors import CELERY, LOCAL, Executor, executor_for, uses_celery
 from farm.fleet.planner import PlannedRun
 from farm.fleet.progress import fail_run, run_progress
+from farm.fleet.recovery import shown_state
 from farm.fleet.service import Trigger, finish_fleet_run, plan_catalog
 from farm.publish.service import publishes_of
 from farm.store.context import Storage
@@ -105,7 +106,7 @@ def list_runs(
             id=r.id,
             kind=r.kind,
             fleet=r.fleet,
-            state=r.state,
+            state=shown_state(r),
             snapshot=r.snapshot_digest,
             trigger=r.trigger,
             created_at=r.created_at,
@@ -117,7 +118,7 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}")
-def get_run(request: Request, run_id: RunId) -> RunDetail:
+def get_run(request: Request, run_id: ResolvedRunId) -> RunDetail:
     try:
         summary = run_progress(_storage(request), run_id)
     except LookupError as exc:
@@ -147,7 +148,7 @@ class PublishItem(BaseModel):
 
 
 @router.get("/runs/{run_id}/publishes")
-def get_run_publishes(request: Request, run_id: RunId) -> list[PublishItem]:
+def get_run_publishes(request: Request, run_id: ResolvedRunId) -> list[PublishItem]:
     """The publishes of a run (``farm publish``, ``FARM_PUBLISH_TO``), oldest first."""
     with read_scope(_storage(request).sessions) as session:
         if run_by_id(session, run_id) is None:
@@ -185,7 +186,7 @@ def load_grid(storage: Storage, run_id: str, where: TargetFilter) -> RunGrid:
 
 @router.get("/runs/{run_id}/grid", response_model=RunGridBody)
 def get_grid(
-    request: Request, run_id: RunId, where: Annotated[TargetFilter, Depends(grid_filter)]
+    request: Request, run_id: ResolvedRunId, where: Annotated[TargetFilter, Depends(grid_filter)]
 ) -> Response:
     """A run's application × cluster grid, compact: names once, one [app, cluster, state, error
     code, target id] cell per target (the run page's data; all targets' details: ``/targets``)."""
@@ -203,7 +204,7 @@ def get_grid(
 @router.get("/runs/{run_id}/targets", response_model=list[TargetItem])
 def list_targets(
     request: Request,
-    run_id: RunId,
+    run_id: ResolvedRunId,
     state: Annotated[list[str] | None, Query()] = None,
     error_code: str | None = None,
     application: str | None = None,
