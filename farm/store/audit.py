@@ -49,7 +49,7 @@ from farm.store.outputs import evidence_envelope
 from farm.store.runs import targets_of_run
 from farm.store.snapshots import manifest_references
 
-PAGE = 1000  # outputs per keyset page of ``check_every_output``
+PAGE = 250  # outputs per keyset page of ``check_every_output``: its evidence envelopes are held with it
 
 # ---------------------------------------------------------------------------------------------
 # Verification
