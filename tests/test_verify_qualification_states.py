@@ -4,6 +4,7 @@ a forged state is still reported."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ def beat_refreshed_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
         sender = SentQualifications()
         due = schedule_due_qualifications(storage, changed, trusted, sender, source=str(catalog.root))
     finally:
-        storage.engine.dispose()
+        storage.close()
     assert due == [("cluster-a", "")] and sender.sent == [(changed.digest, "cluster-a", "")]
     return tmp_path / "home", changed.digest
 
@@ -109,3 +110,14 @@ def test_each_transition_of_a_qualification_names_the_snapshot_it_was_derived_ag
     assert events[-1] == ("beat", "stale", changed)
     assert all(snapshot == first for cause, _, snapshot in events[:-1]), events
     assert {cause for cause, _, _ in events[:-1]} >= {"qualified"}, events
+
+
+def test_a_manifest_head_is_every_member_of_the_manifest_but_its_targets(tmp_path: Path) -> None:
+    from farm.catalog.snapshot import manifest_head
+
+    snapshot = load_catalog(make_catalog(tmp_path / "catalog", apps=2, clusters=("targets", "b")).root)
+    content = json.loads(snapshot.manifest)
+    assert len(content["targets"]) == 4
+    assert manifest_head(snapshot.manifest) == {
+        name: value for name, value in content.items() if name != "targets"
+    }

@@ -22,7 +22,7 @@ from farm.build.charts import ChartFetchError, unpack_chart
 from farm.catalog.charts import StoredCharts
 from farm.catalog.fleet import parse_fleet
 from farm.catalog.loader import MAX_FILE_BYTES, CatalogError, cluster_entry, load_catalog
-from farm.catalog.snapshot import CatalogSnapshot, digest_bytes
+from farm.catalog.snapshot import CatalogSnapshot, digest_bytes, manifest_head
 from farm.profiles import ProfileError
 
 Fetch = Callable[[str], bytes]
@@ -60,9 +60,9 @@ def load_stored_profiles(fetch: Fetch, snapshot_digest: str, manifest_digest: st
         raise StoredCatalogError(
             [f"catalog snapshot {snapshot_digest}: its manifest {manifest_digest} is another"]
         )
-    manifest = json.loads(data)
+    manifest = manifest_head(data)
+    del data
     name, clusters, profiles = manifest["name"], manifest["clusters"], manifest["profiles"]
-    del manifest, data  # the targets' part is as large as the fleet: not kept
     snapshot = CatalogSnapshot(
         name=name,
         fleet_yaml=b"",
