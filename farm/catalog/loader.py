@@ -295,10 +295,16 @@ def _load_cluster(path: Path, root: Path, limit: int) -> tuple[ClusterEntry, str
         data = read_catalog_file(path, root, limit)
     except UnsafeFile as error:
         return ClusterEntry(path.stem, b"", Problem(source, "catalog.unsafe_file", str(error))), path.stem
+    return cluster_entry(data, source, path.stem)
+
+
+def cluster_entry(data: bytes, source: str, stem: str) -> tuple[ClusterEntry, str]:
+    """One ClusterProfile document checked as the loader checks it: its entry (with the problem
+    that refuses it, if any) and its name (``metadata.name``, or ``stem`` when it does not decode)."""
     try:
         profile = load_cluster_profile(data, source=source)
     except CoreError as exc:
-        return ClusterEntry(path.stem, data, Problem(source, exc.code, exc.message)), path.stem
+        return ClusterEntry(stem, data, Problem(source, exc.code, exc.message)), stem
     name = profile.metadata.name
     where = yamlio.non_finite_path(yamlio.load(data, source=source), "")
     if where is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
@@ -20,6 +21,18 @@ from farm.profiles import (
 
 def digest_bytes(data: bytes) -> str:
     return sha256(data).hexdigest()
+
+
+_TARGETS_MEMBER = b',"targets":['
+
+
+def manifest_head(manifest: bytes) -> dict:
+    """Every member of a snapshot manifest but ``targets`` (one entry per target: as large as the
+    fleet), without decoding that one. The manifest is canonical JSON (keys sorted, no spaces), so
+    ``targets`` is its last member; no string can hold the member's text (a quote in a string is
+    escaped), and the part before it must decode as the whole object, or ``ValueError``."""
+    at = manifest.rfind(_TARGETS_MEMBER)
+    return json.loads(manifest[:at] + b"}") if at >= 0 else json.loads(manifest)
 
 
 @dataclass(frozen=True)

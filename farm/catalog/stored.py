@@ -21,8 +21,9 @@ from pathlib import Path, PurePosixPath
 from farm.build.charts import ChartFetchError, unpack_chart
 from farm.catalog.charts import StoredCharts
 from farm.catalog.fleet import parse_fleet
-from farm.catalog.loader import MAX_FILE_BYTES, CatalogError, load_catalog
-from farm.catalog.snapshot import CatalogSnapshot
+from farm.catalog.loader import MAX_FILE_BYTES, CatalogError, cluster_entry, load_catalog
+from farm.catalog.snapshot import CatalogSnapshot, digest_bytes, manifest_head
+from farm.profiles import ProfileError
 
 Fetch = Callable[[str], bytes]
 
@@ -45,6 +46,38 @@ def load_stored_catalog(
         raise StoredCatalogError(
             [f"catalog snapshot {snapshot_digest}: read back from storage it is {snapshot.digest}"]
         )
+    return snapshot
+
+
+def load_stored_profiles(fetch: Fetch, snapshot_digest: str, manifest_digest: str) -> CatalogSnapshot:
+    """The ClusterProfiles and profile declarations of snapshot ``snapshot_digest``, read from its
+    manifest blob and checked as the loader checks them, without its applications or targets:
+    what a qualification state is derived from (``farm.qualification.service.today_for``), in
+    memory bounded by the clusters, not by the targets. It is not the whole snapshot (its own
+    digest is not ``snapshot_digest``); the manifest is: it must hash to ``snapshot_digest``."""
+    data = fetch(manifest_digest)
+    if digest_bytes(data) != snapshot_digest:
+        raise StoredCatalogError(
+            [f"catalog snapshot {snapshot_digest}: its manifest {manifest_digest} is another"]
+        )
+    manifest = manifest_head(data)
+    del data
+    name, clusters, profiles = manifest["name"], manifest["clusters"], manifest["profiles"]
+    snapshot = CatalogSnapshot(
+        name=name,
+        fleet_yaml=b"",
+        applications=(),
+        clusters=tuple(
+            cluster_entry(fetch(digest), f"{cluster}.yaml", cluster)[0]
+            for cluster, digest in sorted(clusters.items())
+        ),
+        targets=(),
+        profile_documents=tuple((source, fetch(digest)) for source, digest in sorted(profiles.items())),
+    )
+    try:
+        snapshot.declarations  # noqa: B018 - parsed here, so a bad one is this error, not a later one
+    except ProfileError as error:
+        raise StoredCatalogError([f"catalog snapshot {snapshot_digest}: {error}"]) from None
     return snapshot
 
 

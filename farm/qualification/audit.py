@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from farm.build.profile_gate import catalog_inputs
 from farm.catalog import CatalogError, CatalogSnapshot
+from farm.catalog.stored import load_stored_profiles
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
@@ -16,7 +17,7 @@ from farm.store.context import Storage
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore, ObjectStoreError
-from farm.store.runs import run_by_id
+from farm.store.runs import run_by_id, snapshot_manifest_digest
 
 
 def verify_qualifications(
@@ -95,24 +96,36 @@ def check_subject_states(
 ) -> tuple[int, list[Failure]]:
     """(subjects recomputed, failures): each qualification subject's stored state and reason
     recomputed from its records (``derive_state``) at the time it took that state, against the
-    catalog of its latest qualification run and of the newest run (the beat refreshes states with
-    the newest); ``qualification.state_mismatch`` when neither gives the stored row. A subject
-    with no run to take a catalog from is not counted (docs/trust.md)."""
-    from farm.fleet.service import stored_catalog
+    ClusterProfiles and declarations of the snapshot that transition was derived from (its event
+    names it); ``qualification.state_mismatch`` when the recomputation differs. A transition
+    recorded before snapshots were (or a subject that never left ``unqualified``) is recomputed
+    against the snapshot of its latest qualification run and of the newest run, and passes when
+    either gives the row. A subject with no snapshot to read is not counted (docs/trust.md).
+
+    Only what a state is derived from is read of a snapshot (``load_stored_profiles``), never its
+    targets, so memory stays bounded by the clusters however large the fleet."""
     from farm.qualification.service import max_age, today_for
 
-    @lru_cache(maxsize=2)  # a stored catalog is as large as its fleet: hold at most two
-    def catalog(digest: str) -> CatalogSnapshot | None:
+    @lru_cache(maxsize=8)  # each as large as its ClusterProfiles and declarations, not its fleet
+    def profiles(digest: str) -> CatalogSnapshot | None:
+        manifest = snapshot_manifest_digest(session, digest)
+        if manifest is None:
+            return None
         try:
-            return stored_catalog(storage, digest)
-        except (LookupError, CatalogError, ObjectStoreError, ValueError):
+            return load_stored_profiles(storage.objects.get, digest, manifest)
+        except (CatalogError, ObjectStoreError, ValueError, KeyError, TypeError):
             return None  # an unreadable snapshot is reported by the blob checks
 
     newest = records.newest_snapshot(session)
     checked, failures = 0, []
     for subject in records.subjects(session):
-        digests = [d for d in (records.latest_qualified_snapshot(session, subject), newest) if d is not None]
-        candidates = [snapshot for d in dict.fromkeys(digests) if (snapshot := catalog(d)) is not None]
+        recorded = records.state_snapshot(session, subject)
+        if recorded is not None:
+            digests = [recorded]
+        else:
+            latest = records.latest_qualified_snapshot(session, subject)
+            digests = [d for d in dict.fromkeys((latest, newest)) if d is not None]
+        candidates = [snapshot for d in digests if (snapshot := profiles(d)) is not None]
         if not candidates:
             continue
         checked += 1

@@ -99,6 +99,7 @@ class OpenQualification:
     cluster: str
     selection: str
     today: Today
+    snapshot_digest: str  # the snapshot ``today`` was read from: each transition it makes names it
 
     @property
     def subject_digest(self) -> str:
@@ -114,8 +115,10 @@ def open_qualification(
     with session_scope(storage.sessions) as session:
         subject = records.ensure_subject(session, cluster, selection, now)
         run = records.start_run(session, subject, today.digests[selection], now)
-        records.refresh_state(session, subject, today, trusted_keyids, now, max_age(storage), "qualify")
-        return OpenQualification(run.id, cluster, selection, today)
+        records.refresh_state(
+            session, subject, today, trusted_keyids, now, max_age(storage), "qualify", snapshot.digest
+        )
+        return OpenQualification(run.id, cluster, selection, today, snapshot.digest)
 
 
 def attach_fleet_run(storage: Storage, opened: OpenQualification, fleet_run_id: str) -> None:
@@ -169,7 +172,16 @@ def close_qualification(
                 owned_paths_digest=today.owned_paths_digest,
                 attested_at=now,
             )
-        records.refresh_state(session, subject, today, trusted_keyids, now, max_age(storage), "qualified")
+        records.refresh_state(
+            session,
+            subject,
+            today,
+            trusted_keyids,
+            now,
+            max_age(storage),
+            "qualified",
+            opened.snapshot_digest,
+        )
         return SubjectResult(cluster, selection, subject.state, subject.reason, fleet_run_id)
 
 
@@ -177,19 +189,19 @@ def abandon_qualification(
     storage: Storage, opened: OpenQualification, trusted_keyids: frozenset[str]
 ) -> None:
     """A qualification that raised: its run is ``errored`` (not left ``running``), state refreshed."""
-    _abandon(storage, opened.run_id, opened.today, trusted_keyids, opened.cluster, opened.selection)
-
-
-def _abandon(
-    storage: Storage, run_id: int, today: Today, trusted_keyids: frozenset[str], cluster: str, selection: str
-) -> None:
-    """A qualification that raised: its run is ``errored`` (not left ``running``), state refreshed."""
     now = utcnow()
     with session_scope(storage.sessions) as session:
-        records.error_run(session, run_id)
-        subject = records.ensure_subject(session, cluster, selection, now)
+        records.error_run(session, opened.run_id)
+        subject = records.ensure_subject(session, opened.cluster, opened.selection, now)
         records.refresh_state(
-            session, subject, today, trusted_keyids, now, max_age(storage), "qualification errored"
+            session,
+            subject,
+            opened.today,
+            trusted_keyids,
+            now,
+            max_age(storage),
+            "qualification errored",
+            opened.snapshot_digest,
         )
 
 

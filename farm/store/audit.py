@@ -49,6 +49,8 @@ from farm.store.outputs import evidence_envelope
 from farm.store.runs import targets_of_run
 from farm.store.snapshots import manifest_references
 
+PAGE = 250  # outputs per keyset page of ``check_every_output``: its evidence envelopes are held with it
+
 # ---------------------------------------------------------------------------------------------
 # Verification
 # ---------------------------------------------------------------------------------------------
@@ -67,27 +69,14 @@ def check_output(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str
 ) -> OutputEvidence:
     """Every check of one output, with the provenance of each of its evidence records."""
-    target = f"output {digest}"
-    row = session.get(RenderOutput, digest)
+    row = session.execute(
+        select(RenderOutput.digest, RenderOutput.size_bytes).where(RenderOutput.digest == digest)
+    ).first()
     if row is None:
-        return OutputEvidence([], [Failure("output.unknown", target, "no render output has this digest")])
-    failures = _check_output_blob(objects, row, target)
-    records = list(
-        session.scalars(
-            select(EvidenceRecord).where(EvidenceRecord.subject_digest == digest).order_by(EvidenceRecord.id)
+        return OutputEvidence(
+            [], [Failure("output.unknown", f"output {digest}", "no render output has this digest")]
         )
-    )
-    if not records:
-        failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
-    checked = []
-    for record in records:
-        provenance, found = _verify_record(objects, trusted, record, digest)
-        checked.append((record, provenance))
-        failures += found
-    entries = list(session.scalars(select(ActionCacheEntry).where(ActionCacheEntry.output_digest == digest)))
-    failures += _check_cache_links(entries, {record.id for record in records}, target)
-    failures += _check_bindings(session, digest, checked, entries, target)
-    return OutputEvidence(checked, failures)
+    return _check_output_rows(objects, trusted, digest, row.size_bytes, _rows_of(session, [digest])[digest])
 
 
 def verify_output(
@@ -97,9 +86,95 @@ def verify_output(
     return check_output(session, objects, trusted, digest).failures
 
 
+def check_every_output(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, page: int = PAGE
+) -> Iterator[tuple[str, list[Failure]]]:
+    """(digest, failures) for every output in digest order, ``check_output``'s checks a keyset page
+    at a time: one query per page for the outputs, one each for the evidence records, the cache
+    rows and the target rows pointing at them, so a page costs four queries, not four per output.
+    The rows of a page are dropped before the next is read."""
+    last = ""
+    while True:
+        outputs = session.execute(
+            select(RenderOutput.digest, RenderOutput.size_bytes)
+            .where(RenderOutput.digest > last)
+            .order_by(RenderOutput.digest)
+            .limit(page)
+        ).all()
+        if not outputs:
+            return
+        rows = _rows_of(session, [digest for digest, _ in outputs])
+        for digest, size in outputs:
+            yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest]).failures
+        session.expunge_all()  # the identity map would grow with every page read
+        if len(outputs) < page:
+            return
+        last = outputs[-1].digest
+
+
+@dataclass
+class _OutputRows:
+    """The rows pointing at one output: its evidence records (oldest first), the action-cache rows
+    and the target rows (by id)."""
+
+    records: list[EvidenceRecord] = field(default_factory=list)
+    entries: list[ActionCacheEntry] = field(default_factory=list)
+    targets: list[Any] = field(default_factory=list)
+
+
+def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
+    """The rows pointing at ``digests`` (in the database's order of the digest column): one range
+    query per table, rows of digests between them that are not outputs left out."""
+    rows = {digest: _OutputRows() for digest in digests}
+    first, last = digests[0], digests[-1]
+    records = select(EvidenceRecord).where(EvidenceRecord.subject_digest.between(first, last))
+    for record in session.scalars(records.order_by(EvidenceRecord.id)):
+        if record.subject_digest in rows:
+            rows[record.subject_digest].records.append(record)
+    entries = select(ActionCacheEntry).where(ActionCacheEntry.output_digest.between(first, last))
+    for entry in session.scalars(entries.order_by(ActionCacheEntry.action_key)):
+        if entry.output_digest in rows:
+            rows[entry.output_digest].entries.append(entry)
+    targets = (
+        select(
+            RenderTarget.id,
+            RenderTarget.run_id,
+            RenderTarget.application,
+            RenderTarget.cluster_profile,
+            RenderTarget.selection,
+            RenderTarget.request_digest,
+            RenderTarget.action_key,
+            RenderTarget.output_digest,
+        )
+        .where(RenderTarget.output_digest.between(first, last))
+        .order_by(RenderTarget.id)
+    )
+    for target in session.execute(targets):
+        if target.output_digest in rows:
+            rows[target.output_digest].targets.append(target)
+    return rows
+
+
+def _check_output_rows(
+    objects: ObjectStore, trusted: TrustedSigners, digest: str, size: int, rows: _OutputRows
+) -> OutputEvidence:
+    """Every check of one output whose rows are read: blob, each statement, the cache and target rows."""
+    target = f"output {digest}"
+    failures = _check_output_blob(objects, digest, size, target)
+    if not rows.records:
+        failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
+    checked = []
+    for record in rows.records:
+        provenance, found = _verify_record(objects, trusted, record, digest)
+        checked.append((record, provenance))
+        failures += found
+    failures += _check_cache_links(rows.entries, {record.id for record in rows.records}, target)
+    failures += _check_bindings(rows.targets, checked, rows.entries, target)
+    return OutputEvidence(checked, failures)
+
+
 def _check_bindings(
-    session: Session,
-    digest: str,
+    targets: list[Any],
     checked: list[tuple[EvidenceRecord, RenderProvenance | None]],
     entries: list[ActionCacheEntry],
     target: str,
@@ -116,20 +191,10 @@ def _check_bindings(
     statements = [(record, provenance) for record, provenance in checked if provenance is not None]
     failures: list[Failure] = []
     if statements:
-        targets = session.execute(
-            select(
-                RenderTarget.id,
-                RenderTarget.run_id,
-                RenderTarget.application,
-                RenderTarget.cluster_profile,
-                RenderTarget.selection,
-                RenderTarget.request_digest,
-                RenderTarget.action_key,
-            )
-            .where(RenderTarget.output_digest == digest)
-            .order_by(RenderTarget.id)
-        )
+        signed = {tuple(_signed_fields(provenance).values()) for _, provenance in statements if provenance}
         for row in targets:
+            if _signed_exactly(row, signed):
+                continue
             differences = _closest_differences(row, statements)
             if differences is not None:
                 failures.append(_target_mismatch(target, row, differences))
@@ -171,6 +236,12 @@ def _signed_fields(provenance: RenderProvenance) -> dict[str, str | None]:
     }
 
 
+def _signed_exactly(row: Any, signed: set[tuple[str | None, ...]]) -> bool:
+    """Some statement names exactly the row's target (the common case, one set look-up; a row
+    with no request digest is left to ``_closest_differences``)."""
+    return row.request_digest is not None and tuple(_target_fields(row).values()) in signed
+
+
 def _closest_differences(
     row: Any, statements: list[tuple[EvidenceRecord, RenderProvenance | None]]
 ) -> tuple[int, list[str]] | None:
@@ -208,20 +279,20 @@ def _target_mismatch(target: str, row: Any, differences: tuple[int, list[str]]) 
     )
 
 
-def _check_output_blob(objects: ObjectStore, row: RenderOutput, target: str) -> list[Failure]:
+def _check_output_blob(objects: ObjectStore, digest: str, size: int, target: str) -> list[Failure]:
     """The blob is there, hashes to its digest, and is as long as the row says (``output.size_mismatch``)."""
     try:
-        data = objects.get(row.digest)
+        data = objects.get(digest)
     except BlobMissingError as error:
         return [Failure("blob.missing", target, str(error))]
     except BlobCorruptError as error:
         return [Failure("blob.corrupt", target, str(error))]
-    if len(data) != row.size_bytes:
+    if len(data) != size:
         return [
             Failure(
                 "output.size_mismatch",
                 target,
-                f"the row says {row.size_bytes} bytes, the blob holds {len(data)}",
+                f"the row says {size} bytes, the blob holds {len(data)}",
             )
         ]
     return []

@@ -64,24 +64,6 @@ def column_name(column: InstrumentedAttribute) -> str:
     return f"{column.class_.__tablename__}.{column.key}"
 
 
-def output_digests(session: Session) -> Iterator[str]:
-    """Every output digest in order, a keyset page at a time."""
-    last = ""
-    while True:
-        page = list(
-            session.scalars(
-                select(RenderOutput.digest)
-                .where(RenderOutput.digest > last)
-                .order_by(RenderOutput.digest)
-                .limit(PAGE)
-            )
-        )
-        yield from page
-        if len(page) < PAGE:
-            return
-        last = page[-1]
-
-
 def _distinct(
     session: Session, column: InstrumentedAttribute, condition: ColumnElement[bool]
 ) -> Iterator[str]:

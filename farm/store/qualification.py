@@ -336,3 +336,14 @@ def latest_qualified_snapshot(session: Session, subject: QualificationSubject) -
         .order_by(QualificationRun.id.desc())
         .limit(1)
     )
+
+
+def state_snapshot(session: Session, subject: QualificationSubject) -> str | None:
+    """The snapshot the subject's present state was derived against: the one its latest
+    transition names (None when it has none, or was recorded before transitions named one)."""
+    return session.scalar(
+        select(QualificationEvent.snapshot_digest)
+        .where(QualificationEvent.subject_id == subject.id)
+        .order_by(QualificationEvent.id.desc())
+        .limit(1)
+    )

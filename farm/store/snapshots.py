@@ -20,6 +20,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from farm.catalog import CatalogSnapshot, TargetRequest
+from farm.catalog.snapshot import manifest_head
 from farm.core.request import RenderRequest, decode_request, pack_requests, unpack_request
 from farm.store import models
 from farm.store.objects import ObjectStore
@@ -103,7 +104,9 @@ def manifest_references(manifest: bytes) -> set[str]:
     A snapshot's blobs stay live while its row exists, so ``farm gc`` never takes a document
     (``kurel.yaml``, a values file) that a queued job of a run of that snapshot still needs.
     """
-    content = json.loads(manifest)
+    content = manifest_head(manifest)  # the targets only for a manifest written before packs
+    if "requestPacks" not in content:
+        content = json.loads(manifest)
     digests = {content["fleet"], *content["clusters"].values(), *content["profiles"].values()}
     for app in content["applications"].values():
         digests.update(d for d in (app["app"], app["package"], app["values"]) if d is not None)

@@ -12,11 +12,12 @@ from farm.verification.findings import Context, Finding
 
 def outputs(context: Context) -> Iterator[Finding]:
     """Each output: blob intact and of its recorded size, signed by a trusted key, every target and
-    cache row pointing at it bound to a statement about it (``farm.store.audit.check_output``)."""
-    for digest in fsck.output_digests(context.session):
-        failures = audit.verify_output(context.session, context.storage.objects, context.trusted, digest)
+    cache row pointing at it bound to a statement about it (``farm.store.audit.check_output``'s
+    checks, a keyset page of outputs at a time)."""
+    for digest, failures in audit.check_every_output(
+        context.session, context.storage.objects, context.trusted
+    ):
         yield from _each("output", failures, passed=f"output {digest}")
-        context.session.expunge_all()  # the identity map would grow with every output read
 
 
 def targets(context: Context) -> Iterator[Finding]:
