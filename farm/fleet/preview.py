@@ -312,7 +312,7 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
         RefusedTarget(target.application, target.cluster, problem.code, problem.message)
         for target, problem in snapshot.refused
     ]
-    documents = _changed_documents(baseline, snapshot.content(), storage.objects.get)
+    documents = _changed_documents(baseline, partial(snapshot.content, targets=False), storage.objects.get)
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version, documents)
     plan.total += len(refused)
     plan.refused = refused
@@ -320,12 +320,13 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
 
 
 def _changed_documents(
-    baseline: Baseline | None, manifest: dict[str, Any], fetch: Fetch
+    baseline: Baseline | None, manifest: Callable[[], dict[str, Any]], fetch: Fetch
 ) -> list[DocumentChange] | None:
-    """The input documents that differ from the baseline's; None when it names no documents."""
+    """The input documents that differ from the baseline's; None when it names no documents.
+    ``manifest`` (the new manifest's documents) is called only then."""
     if baseline is None or baseline.manifest is None or baseline.fetch is None:
         return None
-    return document_changes(baseline.manifest, manifest, baseline.fetch, fetch)
+    return document_changes(baseline.manifest, manifest(), baseline.fetch, fetch)
 
 
 def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:
@@ -417,5 +418,7 @@ def snapshot_plan(
         )
         for key, (_, request) in sorted(new.targets.items())
     ]
-    documents = _changed_documents(baseline, new_manifest, storage.objects.get) if new_manifest else None
+    documents = (
+        _changed_documents(baseline, lambda: new_manifest, storage.objects.get) if new_manifest else None
+    )
     return old, new, plan_entries(new.name, new_digest, entries, baseline, baseline.core_version, documents)
