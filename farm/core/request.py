@@ -298,6 +298,12 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         charts=_decode_charts(raw.get(_CHARTS_KEY, []), document),
         helm_version=str(raw.get(_HELM_KEY, "")),
     )
+    # each document was just checked against its digest: the canonical check below need not
+    # hash them again
+    known = {"app": raw["app"], "clusterProfile": raw["clusterProfile"]}
+    if raw["package"] is not None:
+        known["package"] = raw["package"]
+    object.__setattr__(request, "_digests", known)
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
     return request

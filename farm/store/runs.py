@@ -78,6 +78,8 @@ def among(session: Session, column: Any, values: Sequence[str]) -> ColumnElement
     cost at a million targets, where this costs one statement per ``KEY_CHUNK`` keys."""
     if session.get_bind().dialect.name == "postgresql":
         return column == any_(bindparam("among_values", list(values), type_=ARRAY(String)))
+    if len(values) <= CHUNK:  # a job's few keys: SQLite reads a short IN list faster than JSON
+        return column.in_(values)
     listed = func.json_each(bindparam("among_values", json.dumps(list(values)))).table_valued("value")
     return column.in_(select(listed.c.value))
 
