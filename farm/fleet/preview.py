@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
@@ -237,9 +237,9 @@ def _target_causes(
     return tuple(causes) or (Cause(NOT_CACHED),)
 
 
-@dataclass(frozen=True)
-class PlanEntry:
-    """One target of the planned snapshot: its request and whether a render already serves it."""
+class PlanEntry(NamedTuple):
+    """One target of the planned snapshot: its request and whether a render already serves it
+    (a named tuple: one per target)."""
 
     key: TargetKey
     request_digest: str
@@ -264,13 +264,14 @@ def plan_entries(
     plan.documents = list(documents or [])
     inputs = ChangedInputs(tuple(documents)) if documents is not None else None
     previous = baseline.requests if baseline else {}
+    added = (Cause(ADDED),)  # immutable: every added target shares it
     for entry in entries:
         if entry.cached == "output":
             plan.cached_outputs += 1
         elif entry.cached == "failure":
             plan.cached_failures += 1
         elif baseline is None or entry.key not in previous:
-            plan.render.append(PlannedTarget(*entry.key, (Cause(ADDED),)))
+            plan.render.append(PlannedTarget(*entry.key, added))
         else:
             causes = _target_causes(
                 entry.descriptor(), previous[entry.key], entry.request_digest, baseline, version, inputs
