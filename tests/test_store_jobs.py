@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from farm.evidence.failure import sign_failure
 from farm.evidence.provenance import action_key
+from farm.identity.canonical import sha256_hex
 from farm.store.models import (
     EvidenceRecord,
     FailedAction,
@@ -27,6 +28,7 @@ from farm.store.models import (
 from farm.store.outputs import record_failures
 from farm.store.repository import insert_ignoring_conflict, sync_signer_trust
 from farm.store.runs import (
+    KEY_CHUNK,
     TargetResult,
     cached_failures,
     cached_outputs,
@@ -237,6 +239,19 @@ def test_cache_look_ups_answer_many_keys_at_once(fleet: Fleet) -> None:
         failures = cached_failures(session, keys)
         assert list(failures) == [missing] and failures[missing].error_code == "document.invalid"
         assert session.scalar(select(FailedAction.error_message)) == "bad"  # first recording kept
+
+
+def test_cache_look_ups_of_more_keys_than_one_statement_takes_find_every_hit(fleet: Fleet) -> None:
+    outputs = [fleet.render(f"kind: K{i}\n".encode(), application=f"app{i}")[2] for i in range(2)]
+    failed = action_key(make_inputs("failing"))
+    with fleet.sessions.begin() as session:
+        record_failures(session, [sign_failure(fleet.signer, failed, "document.invalid", "bad")])
+    absent = [sha256_hex(str(index).encode()) for index in range(KEY_CHUNK + 500)]
+    # one hit in the first statement's keys, the others in the second's (a planning look-up's size)
+    keys = [outputs[0].action_key, *absent, outputs[1].action_key, failed]
+    with fleet.sessions() as session:
+        assert cached_outputs(session, keys) == {r.action_key: r.output_digest for r in outputs}
+        assert list(cached_failures(session, keys)) == [failed]
 
 
 def test_one_target_per_application_cluster_and_run(fleet: Fleet) -> None:

@@ -58,13 +58,16 @@ class ApplicationEntry:
     def values_layers(self, cluster: str) -> tuple[ValuesLayer, ...]:
         """The values files of one cluster, in the order the core layers them: the shared
         ``values.yaml`` first, then ``values/<cluster>.yaml`` merged over it."""
-        layers = []
-        if self.values_yaml is not None:
-            layers.append(ValuesLayer(f"{self.name}/values.yaml", self.values_yaml))
         overlay = self._cluster_values.get(cluster)
-        if overlay is not None:
-            layers.append(ValuesLayer(f"{self.name}/values/{cluster}.yaml", overlay))
-        return tuple(layers)
+        if overlay is None:  # one tuple for every cluster without an overlay: hashed once
+            return self._shared_values
+        return (*self._shared_values, ValuesLayer(f"{self.name}/values/{cluster}.yaml", overlay))
+
+    @cached_property
+    def _shared_values(self) -> tuple[ValuesLayer, ...]:
+        if self.values_yaml is None:
+            return ()
+        return (ValuesLayer(f"{self.name}/values.yaml", self.values_yaml),)
 
     def values_layerings(self) -> list[tuple[ValuesLayer, ...]]:
         """Every layering of its values a target can get: the shared file alone, then each
@@ -283,19 +286,22 @@ class CatalogSnapshot:
                 blobs.update((resolved.effective, resolved.document))
         return sorted(blobs)
 
-    def content(self) -> dict:
+    def content(self, *, targets: bool = True) -> dict:
+        """The manifest's content; without ``targets``, only its documents (no target list and
+        no request packs: what a comparison of documents reads, a fraction of the work)."""
         content = {
             "name": self.name,
             "fleet": digest_bytes(self.fleet_yaml),
             "applications": {a.name: a.content() for a in self.applications},
             "clusters": {c.name: c.digest for c in self.clusters},
             "profiles": {name: digest_bytes(data) for name, data in self.profile_documents},
-            "targets": [
+        }
+        if targets:
+            content["targets"] = [
                 [t.target.application, t.target.cluster, t.target.selection, t.request.digest]
                 for t in self.target_requests
-            ],
-            "requestPacks": self.request_pack_digests,
-        }
+            ]
+            content["requestPacks"] = self.request_pack_digests
         if self.resolved_documents:  # absent when nothing is profiled: those digests never change
             content["resolved"] = sorted(digest_bytes(blob) for blob in self.resolved_documents)
         if self.helm_version:  # absent when no application renders a chart, likewise

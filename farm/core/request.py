@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from hashlib import sha256
 from json.encoder import encode_basestring
 from typing import Any, Generic, TypeVar
@@ -82,6 +82,11 @@ class ValuesLayer:
 
     source: str
     data: bytes
+
+    @_computed_once
+    def digest(self) -> str:
+        """The file's sha256, computed once however many requests share the layer."""
+        return _digest(self.data)
 
 
 @dataclass(frozen=True, order=True)
@@ -161,7 +166,7 @@ class RenderRequest:
             "requestVersion": REQUEST_VERSION,
             "app": digests["app"],
             "package": digests["package"],
-            "values": [{"source": layer.source, "digest": _digest(layer.data)} for layer in self.values],
+            "values": [{"source": layer.source, "digest": layer.digest} for layer in self.values],
             "clusterProfile": digests["clusterProfile"],
             "sets": list(self.sets),
             "namespace": self.namespace,
@@ -197,8 +202,7 @@ class RenderRequest:
             head += f',"resolvedProfile":"{_digest(self.resolved_profile)}"'
         sets = ",".join(map(_json_text, self.sets))
         values = ",".join(
-            f'{{"digest":"{_digest(layer.data)}","source":{_json_text(layer.source)}}}'
-            for layer in self.values
+            f'{{"digest":"{layer.digest}","source":{_json_text(layer.source)}}}' for layer in self.values
         )
         sources = (
             f'{{"app":{_json_text(self.app_source)},"clusterProfile":{_json_text(self.cluster_profile_source)},'
@@ -226,9 +230,21 @@ class RenderRequest:
         """A request whose document digests the caller already computed (a catalog hashes each
         application and ClusterProfile once, not once per target). ``digests`` keys: ``app``,
         ``package``, ``clusterProfile``; they must be the sha256 of the bytes given."""
-        request = RenderRequest(**fields)
-        object.__setattr__(request, "_digests", dict(digests))
+        if not _REQUIRED_FIELDS <= fields.keys() <= _INIT_FIELDS:
+            request = RenderRequest(**fields)  # raises the TypeError the constructor raises
+            object.__setattr__(request, "_digests", dict(digests))
+            return request
+        # the frozen dataclass's __init__ sets each field through object.__setattr__: filling the
+        # instance's dict at once builds the same object in a fraction of the time (a snapshot
+        # builds one request per target)
+        request = object.__new__(RenderRequest)
+        request.__dict__.update(_DEFAULTS, **fields, _digests=dict(digests))
         return request
+
+
+_REQUIRED_FIELDS = {"app", "cluster_profile"}
+_INIT_FIELDS = {f.name for f in fields(RenderRequest) if f.init}
+_DEFAULTS = {f.name: f.default for f in fields(RenderRequest) if f.init and f.name not in _REQUIRED_FIELDS}
 
 
 def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRequest:
@@ -282,6 +298,12 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         charts=_decode_charts(raw.get(_CHARTS_KEY, []), document),
         helm_version=str(raw.get(_HELM_KEY, "")),
     )
+    # each document was just checked against its digest: the canonical check below need not
+    # hash them again
+    known = {"app": raw["app"], "clusterProfile": raw["clusterProfile"]}
+    if raw["package"] is not None:
+        known["package"] = raw["package"]
+    object.__setattr__(request, "_digests", known)
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
     return request

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot, TargetRequest
@@ -41,9 +41,9 @@ class PlannedRun:
     total: int
 
 
-@dataclass(frozen=True)
-class KeyedTarget:
-    """One target of a snapshot, its action key and what the caches hold for that key."""
+class KeyedTarget(NamedTuple):
+    """One target of a snapshot, its action key and what the caches hold for that key (a named
+    tuple: a plan makes one per target, and a frozen dataclass costs several times as much)."""
 
     target_request: TargetRequest
     action_key: str

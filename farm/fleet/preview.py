@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
@@ -237,9 +237,9 @@ def _target_causes(
     return tuple(causes) or (Cause(NOT_CACHED),)
 
 
-@dataclass(frozen=True)
-class PlanEntry:
-    """One target of the planned snapshot: its request and whether a render already serves it."""
+class PlanEntry(NamedTuple):
+    """One target of the planned snapshot: its request and whether a render already serves it
+    (a named tuple: one per target)."""
 
     key: TargetKey
     request_digest: str
@@ -264,13 +264,14 @@ def plan_entries(
     plan.documents = list(documents or [])
     inputs = ChangedInputs(tuple(documents)) if documents is not None else None
     previous = baseline.requests if baseline else {}
+    added = (Cause(ADDED),)  # immutable: every added target shares it
     for entry in entries:
         if entry.cached == "output":
             plan.cached_outputs += 1
         elif entry.cached == "failure":
             plan.cached_failures += 1
         elif baseline is None or entry.key not in previous:
-            plan.render.append(PlannedTarget(*entry.key, (Cause(ADDED),)))
+            plan.render.append(PlannedTarget(*entry.key, added))
         else:
             causes = _target_causes(
                 entry.descriptor(), previous[entry.key], entry.request_digest, baseline, version, inputs
@@ -339,7 +340,7 @@ def _plan_of(
         RefusedTarget(target.application, target.cluster, problem.code, problem.message)
         for target, problem in snapshot.refused
     ]
-    documents = _changed_documents(baseline, snapshot.content(), fetch)
+    documents = _changed_documents(baseline, partial(snapshot.content, targets=False), fetch)
     plan = plan_entries(snapshot.name, snapshot.digest, entries, baseline, version, documents)
     plan.total += len(refused)
     plan.refused = refused
@@ -347,12 +348,13 @@ def _plan_of(
 
 
 def _changed_documents(
-    baseline: Baseline | None, manifest: dict[str, Any], fetch: Fetch
+    baseline: Baseline | None, manifest: Callable[[], dict[str, Any]], fetch: Fetch
 ) -> list[DocumentChange] | None:
-    """The input documents that differ from the baseline's; None when it names no documents."""
+    """The input documents that differ from the baseline's; None when it names no documents.
+    ``manifest`` (the new manifest's documents) is called only then."""
     if baseline is None or baseline.manifest is None or baseline.fetch is None:
         return None
-    return document_changes(baseline.manifest, manifest, baseline.fetch, fetch)
+    return document_changes(baseline.manifest, manifest(), baseline.fetch, fetch)
 
 
 def _stored_descriptor(storage: Storage, packs: dict[str, str | None]) -> Callable[[str], dict[str, Any]]:
@@ -444,5 +446,7 @@ def snapshot_plan(
         )
         for key, (_, request) in sorted(new.targets.items())
     ]
-    documents = _changed_documents(baseline, new_manifest, storage.objects.get) if new_manifest else None
+    documents = (
+        _changed_documents(baseline, lambda: new_manifest, storage.objects.get) if new_manifest else None
+    )
     return old, new, plan_entries(new.name, new_digest, entries, baseline, baseline.core_version, documents)

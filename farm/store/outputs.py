@@ -33,7 +33,7 @@ from farm.identity.canonical import sha256_hex
 from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
 from farm.store.objects import BlobCorruptError, ObjectStore
 from farm.store.repository import ensure_signer, insert_ignoring
-from farm.store.runs import cached_outputs, chunks
+from farm.store.runs import KEY_CHUNK, among, cached_outputs, chunks
 
 
 class NondeterministicOutputError(RuntimeError):
@@ -77,10 +77,10 @@ def _insert_ignoring(session: Session, table: Table) -> Insert:
 
 def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:
     found: dict[str, int] = {}
-    for chunk in chunks(envelopes):
+    for chunk in chunks(envelopes, KEY_CHUNK):
         rows = session.execute(
             select(EvidenceRecord.envelope_digest, EvidenceRecord.id).where(
-                EvidenceRecord.envelope_digest.in_(chunk)
+                among(session, EvidenceRecord.envelope_digest, chunk)
             )
         )
         found.update({key: value for key, value in rows})

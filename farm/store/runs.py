@@ -22,10 +22,13 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
     ColumnElement,
     Exists,
     Select,
+    String,
     and_,
+    any_,
     bindparam,
     case,
     exists,
@@ -60,9 +63,25 @@ TARGET_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value, JobState
 CHUNK = 500  # bound parameters per IN list: well under SQLite's and PostgreSQL's limits
 
 
+KEY_CHUNK = 20_000  # keys per look-up sent as one array parameter (``among``)
+
+
 def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def among(session: Session, column: Any, values: Sequence[str]) -> ColumnElement[bool]:
+    """``column IN values`` with the values bound as one parameter: a PostgreSQL array, a JSON
+    array read by SQLite's ``json_each``. An ``IN`` list binds a parameter per value, and
+    SQLAlchemy renders each into the statement at every execution: most of a planning look-up's
+    cost at a million targets, where this costs one statement per ``KEY_CHUNK`` keys."""
+    if session.get_bind().dialect.name == "postgresql":
+        return column == any_(bindparam("among_values", list(values), type_=ARRAY(String)))
+    if len(values) <= CHUNK:  # a job's few keys: SQLite reads a short IN list faster than JSON
+        return column.in_(values)
+    listed = func.json_each(bindparam("among_values", json.dumps(list(values)))).table_valued("value")
+    return column.in_(select(listed.c.value))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -86,12 +105,12 @@ def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
     a cache entry re-pointed at another action's output is refused (and the target re-renders).
     """
     hits: dict[str, str] = {}
-    for chunk in chunks(keys):
+    for chunk in chunks(keys, KEY_CHUNK):
         rows = session.execute(
             select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest)
             .join(EvidenceRecord, EvidenceRecord.id == ActionCacheEntry.evidence_id)
             .where(
-                ActionCacheEntry.action_key.in_(chunk),
+                among(session, ActionCacheEntry.action_key, chunk),
                 EvidenceRecord.action_key == ActionCacheEntry.action_key,
                 EvidenceRecord.subject_digest == ActionCacheEntry.output_digest,
             )
@@ -103,14 +122,14 @@ def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
 def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFailure]:
     """action key → the deterministic failure recorded for it, with its envelope (unchecked)."""
     hits: dict[str, CachedFailure] = {}
-    for chunk in chunks(keys):
+    for chunk in chunks(keys, KEY_CHUNK):
         rows = session.execute(
             select(
                 FailedAction.action_key,
                 FailedAction.error_code,
                 FailedAction.error_message,
                 FailedAction.envelope,
-            ).where(FailedAction.action_key.in_(chunk))
+            ).where(among(session, FailedAction.action_key, chunk))
         )
         hits.update({key: CachedFailure(code, message, envelope) for key, code, message, envelope in rows})
     return hits

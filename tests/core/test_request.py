@@ -94,6 +94,24 @@ def test_known_digests_are_never_carried_over_by_replace() -> None:
     assert dataclasses.replace(known, app=b"other").descriptor()["app"] != "0" * 64
 
 
+def test_a_request_with_known_digests_equals_the_one_its_constructor_builds() -> None:
+    fields = {
+        "app": APP,
+        "cluster_profile": PROFILE,
+        "values": (ValuesLayer("web/values.yaml", b"replicas: 2\n"),),
+        "namespace": "web",
+        "selection": "tier=gold",
+    }
+    digests = {"app": hashlib.sha256(APP).hexdigest(), "clusterProfile": hashlib.sha256(PROFILE).hexdigest()}
+    known = RenderRequest.with_known_digests(digests, **fields)
+    built = RenderRequest(**fields)
+    assert known == built and hash(known) == hash(built)
+    assert (known.descriptor_bytes, known.digest) == (built.descriptor_bytes, built.digest)
+    assert dataclasses.replace(known, namespace="other").namespace == "other"
+    with pytest.raises(TypeError):
+        RenderRequest.with_known_digests(digests, app=APP, cluster_profile=PROFILE, colour="red")
+
+
 def test_a_cluster_values_file_is_layered_over_the_shared_one() -> None:
     layers = (
         ValuesLayer("web/values.yaml", b"tag: v2.0.0\nreplicas: 2\n"),
