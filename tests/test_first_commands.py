@@ -13,7 +13,7 @@ import pytest
 
 from farm.store.migrate import HEAD_REVISION
 
-REPETITIONS = 6
+REPETITIONS = 10
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "fleet"
 
 
@@ -29,12 +29,6 @@ def _start(home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-@pytest.mark.xfail(
-    reason="open bug (issue 28): about 1 start in 8, a farm run racing farm db upgrade on a fresh home "
-    "loses its pool workers' committed job results (the jobs stay queued, the run reads interrupted); "
-    "two farm runs racing do not. Reproduce: tests/test_first_commands.py with REPETITIONS = 20.",
-    strict=False,
-)
 @pytest.mark.timeout(600)
 def test_two_first_commands_on_a_fresh_home_at_once_both_succeed_and_migrate_it_once(tmp_path: Path) -> None:
     for repetition in range(REPETITIONS):
@@ -49,3 +43,38 @@ def test_two_first_commands_on_a_fresh_home_at_once_both_succeed_and_migrate_it_
             assert database.execute("SELECT version_num FROM alembic_version").fetchall() == [
                 (HEAD_REVISION,)
             ]
+
+
+def _posix_locks_of_this_process(path: Path) -> list[str]:
+    """The kernel's POSIX locks this process holds on ``path`` (``/proc/locks``: ``N: POSIX
+    ADVISORY READ PID MAJ:MIN:INODE START END``)."""
+    inode = path.stat().st_ino
+    held = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "POSIX" in fields and fields[4] == str(os.getpid()) and fields[5].endswith(f":{inode}"):
+            held.append(" ".join(fields[3:]))
+    return held
+
+
+def test_opening_another_engine_on_a_live_database_keeps_this_process_s_sqlite_locks(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops the POSIX locks a process holds on it: an engine
+    made while a connection is open must not open the database file itself (it did, to create it
+    0600, and a racing process then deleted the WAL the workers were writing)."""
+    from sqlalchemy import text
+
+    from farm.store.db import create_farm_engine
+
+    database = tmp_path / "farm.db"
+    url = f"sqlite:///{database}"
+    first = create_farm_engine(url)
+    with first.connect() as connection:
+        connection.execute(text("CREATE TABLE t (x INTEGER)"))
+        connection.commit()
+        connection.execute(text("SELECT * FROM t")).all()
+        held = _posix_locks_of_this_process(database)
+        assert held, "a WAL connection holds a shared lock on its database file"
+        second = create_farm_engine(url)
+        assert _posix_locks_of_this_process(database) == held
+        second.dispose()
+    first.dispose()

@@ -27,6 +27,7 @@ every open read all of it back.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import weakref
 from collections.abc import Iterator
@@ -122,9 +123,16 @@ SQLITE_CACHE_KIB = 128 * 1024
 
 def _create_private_file(database: Path) -> None:
     """A new SQLite file is created empty with mode 0600 in a 0700 folder before SQLite opens it;
-    SQLite gives its -wal and -shm files the database file's mode."""
+    SQLite gives its -wal and -shm files the database file's mode.
+
+    An existing file is never opened here: closing any descriptor of a file drops every POSIX lock
+    this process holds on it, the locks of its SQLite connections included. Another process then
+    took itself for the last connection at its exit, checkpointed and deleted the WAL while this
+    one's workers were writing to it, and their committed jobs were lost (a farm run racing
+    farm db upgrade on a fresh home, tests/test_first_commands.py)."""
     make_private_folder(database.parent)
-    os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
