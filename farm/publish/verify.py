@@ -12,7 +12,6 @@ from farm.evidence.verify import Failure
 from farm.identity.canonical import canonical_json
 from farm.publish.errors import scrub
 from farm.publish.record import verify_publish_envelope
-from farm.store.db import Session
 from farm.store.models import Publish, PublishState
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.publishes import all_publishes
@@ -51,15 +50,6 @@ def check_publish(row: Publish, objects: ObjectStore, trusted: TrustedSigners) -
             )
         )
     return failures
-
-
-def verify_publishes(
-    session: Session, objects: ObjectStore, trusted: TrustedSigners
-) -> tuple[int, list[Failure]]:
-    """(publish records checked, failures) over every publish of the store."""
-    rows = all_publishes(session)
-    failures = [failure for row in rows for failure in check_publish(row, objects, trusted)]
-    return len(rows), failures
 
 
 def check_publish_records(context: Context) -> Iterator[Finding]:
