@@ -87,3 +87,14 @@ def test_farm_plan_against_a_run_where_no_farm_is_says_so_and_creates_no_farm_ho
     error = single_error(farm("plan", str(EXAMPLE), "--against", "latest", cwd=tmp_path))
     assert error.startswith(f"Error: --against: no farm home at {tmp_path / '.farm'}")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("catalog", ["missing", "empty"])
+def test_farm_run_of_a_catalog_it_cannot_load_creates_no_farm_home(tmp_path: Path, catalog: str) -> None:
+    if catalog == "empty":
+        (tmp_path / "empty").mkdir()
+    result = farm("run", catalog, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ")
+    assert not (tmp_path / ".farm").exists()

@@ -219,8 +219,8 @@ def run_command(
     settings = load_settings()
     configure_json_logging_if_asked(settings.log_format)
     chosen = chosen_executor(settings, executor)
+    snapshot = load_catalog_or_exit(catalog, settings)  # a bad catalog leaves no farm behind
     storage = _open()
-    snapshot = load_catalog_or_exit(catalog, settings)
     warnings = [*snapshot.warnings, *(problem.message for problem in snapshot.problems)]
     if strict and warnings:
         for warning in warnings:
