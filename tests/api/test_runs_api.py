@@ -148,7 +148,9 @@ def test_the_diff_of_a_target_between_two_runs_shows_changed_lines(
     # every target of run B, not a count taken from run A: the catalog holds more targets than run A
     # rendered, and a wait that ended early read the diff before app-0/cluster-a was recorded
     while (progress := client.get(f"/api/runs/{run_b}").json())["done"] < progress["total"]:
-        assert time.monotonic() < deadline, f"run B finished {progress['done']} of {progress['total']} targets"
+        assert time.monotonic() < deadline, (
+            f"run B finished {progress['done']} of {progress['total']} targets"
+        )
         time.sleep(0.2)
     diff = client.get(f"/api/runs/{finished_run.run_id}/diff/{run_b}/targets/app-0/cluster-a")
     assert diff.status_code == 200
