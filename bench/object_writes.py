@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Object-store requests per target, counted on a real S3 server (moto on loopback).
+
+Generates ``bench/fleet.py``'s synthetic catalog of N targets, starts a moto S3 server on a free
+loopback port with its request recorder on, and runs ``farm run`` (local executor, embedded
+SQLite, objects in an S3 bucket) three times: the full run, the no-change re-run, and a run after
+every image was retagged (every target renders again, the snapshot's documents change). For each
+it counts the requests the server received by method (a PUT is an object write; a HEAD or GET a
+read) and prints writes per rendered target. The goal (issue 29): at most one object write per
+rendered target, none on a no-change run.
+
+Prints the figures, then one line holding the same figures as a JSON object.
+
+    .venv/bin/python bench/object_writes.py [--targets N] [--clusters C]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fleet import Farm, _base_env, _snapshot_source, retag_catalog, write_catalog  # noqa: E402
+
+BUCKET = "farm-bench"
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "farm-bench",
+    "AWS_SECRET_ACCESS_KEY": "farm-bench-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_moto(port: int, recording: Path) -> subprocess.Popen[bytes]:
+    env = (
+        os.environ | CREDENTIALS | {"MOTO_ENABLE_RECORDING": "True", "MOTO_RECORDER_FILEPATH": str(recording)}
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"moto server exited with status {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.05)
+    raise RuntimeError(f"moto server did not listen on 127.0.0.1:{port}")
+
+
+def requests_by_method(recording: Path) -> Counter[str]:
+    """What the server received since the recording was last emptied, by HTTP method; a PUT is
+    an object write (the bucket is created before recording starts)."""
+    counts: Counter[str] = Counter()
+    if recording.exists():
+        for line in recording.read_text().splitlines():
+            counts[json.loads(line)["method"]] += 1
+    recording.write_text("")
+    return counts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--targets", type=int, default=2000, help="synthetic targets (default 2000)")
+    parser.add_argument("--clusters", type=int, default=20, help="ClusterProfiles (default 20)")
+    options = parser.parse_args()
+    if options.targets < 1:
+        parser.error("--targets: must be at least 1")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="farm-bench-s3-") as temp:
+        work = Path(temp)
+        source = _snapshot_source(work / "source")
+        catalog = work / "catalog"
+        n = len(write_catalog(catalog, options.targets, options.clusters))
+        port, recording = free_port(), work / "moto-recording.jsonl"
+        moto = start_moto(port, recording)
+        try:
+            endpoint = f"http://127.0.0.1:{port}"
+            import boto3
+
+            boto3.client("s3", endpoint_url=endpoint, **_boto_credentials()).create_bucket(Bucket=BUCKET)
+            env = (
+                _base_env(source)
+                | CREDENTIALS
+                | {
+                    "FARM_HOME": str(work / "home"),
+                    "FARM_OBJECT_STORE": f"s3://{BUCKET}/farm",
+                    "FARM_S3_ENDPOINT_URL": endpoint,
+                }
+            )
+            farm = Farm(env, work)
+            farm.run("db", "upgrade")
+            requests_by_method(recording)
+            figures: dict[str, float] = {"targets": n}
+            for leg, expect in (("full", "succeeded"), ("rerun", "cached"), ("retagged", "succeeded")):
+                if leg == "retagged":
+                    retag_catalog(catalog)
+                seconds, _ = farm.timed_run(catalog, "local", {expect: n})
+                counts = requests_by_method(recording)
+                rendered = n if expect == "succeeded" else 0
+                per_target = counts["PUT"] / rendered if rendered else 0.0
+                print(
+                    f"{leg:9} run: {seconds:7.2f} s, {counts['PUT']:6d} object writes"
+                    + (f" ({per_target:.3f} per rendered target)" if rendered else "")
+                    + f", {counts['HEAD']} HEAD, {counts['GET']} GET"
+                )
+                figures |= {
+                    f"s3_{leg}_seconds": round(seconds, 3),
+                    f"s3_{leg}_object_writes": counts["PUT"],
+                    f"s3_{leg}_object_heads": counts["HEAD"],
+                    f"s3_{leg}_object_gets": counts["GET"],
+                }
+                if rendered:
+                    figures[f"s3_{leg}_object_writes_per_rendered_target"] = round(per_target, 3)
+        finally:
+            moto.terminate()
+            moto.wait()
+    figures["bench_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+def _boto_credentials() -> dict[str, str]:
+    return {
+        "aws_access_key_id": CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        "aws_secret_access_key": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        "region_name": CREDENTIALS["AWS_DEFAULT_REGION"],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
