@@ -12,6 +12,7 @@ from farm.evidence.qualification import verify_qualification_evidence
 from farm.evidence.verify import Failure
 from farm.profiles import ProfileError
 from farm.profiles.gate import check_resolved_profile, selection_of
+from farm.qualification import recorded
 from farm.store import qualification as records
 from farm.store.context import Storage
 from farm.store.db import Session
@@ -119,9 +120,9 @@ def check_subject_states(
     newest = records.newest_snapshot(session)
     checked, failures = 0, []
     for subject in records.subjects(session):
-        recorded = records.state_snapshot(session, subject)
-        if recorded is not None:
-            digests = [recorded]
+        state_snapshot = records.state_snapshot(session, subject)
+        if state_snapshot is not None:
+            digests = [state_snapshot]
         else:
             latest = records.latest_qualified_snapshot(session, subject)
             digests = [d for d in dict.fromkeys((latest, newest)) if d is not None]
@@ -130,7 +131,7 @@ def check_subject_states(
             continue
         checked += 1
         derived = [
-            records.recompute(
+            recorded.recompute(
                 session,
                 subject,
                 today_for(snapshot, subject.cluster_profile),

@@ -25,6 +25,7 @@ from farm.identity.canonical import digest_of, sha256_hex
 from farm.identity.fingerprint import core_version
 from farm.profiles.errors import ProfileError
 from farm.profiles.selection import Selection, parse_selection
+from farm.qualification import recorded
 from farm.qualification.descriptor import cluster_profile_identity, descriptor_identity
 from farm.qualification.states import Today
 from farm.store import qualification as records
@@ -113,9 +114,9 @@ def open_qualification(
     today = today_for(snapshot, cluster)
     now = utcnow()
     with session_scope(storage.sessions) as session:
-        subject = records.ensure_subject(session, cluster, selection, now)
+        subject = recorded.ensure_subject(session, cluster, selection, now)
         run = records.start_run(session, subject, today.digests[selection], now)
-        records.refresh_state(
+        recorded.refresh_state(
             session, subject, today, trusted_keyids, now, max_age(storage), "qualify", snapshot.digest
         )
         return OpenQualification(run.id, cluster, selection, today, snapshot.digest)
@@ -159,7 +160,7 @@ def close_qualification(
         envelope = sign_qualification(signer, qualification)
         storage.objects.put(envelope)  # the blob first, then the row that points at it
     with session_scope(storage.sessions) as session:
-        subject = records.ensure_subject(session, cluster, selection, now)
+        subject = recorded.ensure_subject(session, cluster, selection, now)
         records.finish_run(session, opened.run_id, "passed" if succeeded else "failed")
         if qualification is not None and envelope is not None:
             records.record_evidence(
@@ -172,7 +173,7 @@ def close_qualification(
                 owned_paths_digest=today.owned_paths_digest,
                 attested_at=now,
             )
-        records.refresh_state(
+        recorded.refresh_state(
             session,
             subject,
             today,
@@ -192,8 +193,8 @@ def abandon_qualification(
     now = utcnow()
     with session_scope(storage.sessions) as session:
         records.error_run(session, opened.run_id)
-        subject = records.ensure_subject(session, opened.cluster, opened.selection, now)
-        records.refresh_state(
+        subject = recorded.ensure_subject(session, opened.cluster, opened.selection, now)
+        recorded.refresh_state(
             session,
             subject,
             opened.today,
@@ -213,7 +214,7 @@ def record_errored(
     now = utcnow()
     with session_scope(storage.sessions) as session:
         for cluster, selection in subjects:
-            subject = records.ensure_subject(session, cluster, selection, now)
+            subject = recorded.ensure_subject(session, cluster, selection, now)
             if not records.started_since(session, subject, since):
                 run = records.start_run(
                     session, subject, today_for(snapshot, cluster).digests[selection], now
@@ -232,11 +233,11 @@ def refresh_all(
     with session_scope(storage.sessions) as session:
         known = {(s.cluster_profile, s.selection): s for s in records.subjects(session)}
         for cluster, selection in subjects_of(snapshot):
-            known.setdefault((cluster, selection), records.ensure_subject(session, cluster, selection, now))
+            known.setdefault((cluster, selection), recorded.ensure_subject(session, cluster, selection, now))
         for (cluster, selection), subject in known.items():
             if cluster not in todays:
                 todays[cluster] = today_for(snapshot, cluster)
-            records.refresh_state(
+            recorded.refresh_state(
                 session,
                 subject,
                 todays[cluster],

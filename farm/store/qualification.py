@@ -1,9 +1,8 @@
 """Every SQL statement of qualification: subjects, evidence, runs, the event log, the beat claim.
 
-The stored state of a subject is a cache: ``refresh_state`` derives it from the records (pure,
-``farm.qualification.states.derive_state``) and, when it changed, updates the subject row and
-appends one ``QualificationEvent``. ``recompute`` derives it again without touching anything,
-so a caller (and a test) can check that stored == recomputed.
+The stored state of a subject is a cache of what ``farm.qualification.recorded`` derives from
+these records; ``record_state`` stores a derived state, with one ``QualificationEvent`` when it
+changed. This module knows no state names and derives nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from farm.evidence.qualification import Qualification
-from farm.qualification.states import UNQUALIFIED, Derived, EvidenceRecord, RunRecord, Today, derive_state
 from farm.store.models import (
     FleetRun,
     QualificationEvent,
@@ -26,8 +24,10 @@ from farm.store.models import (
 from farm.store.paging import Ordering, SortKey, keyset_page
 
 
-def ensure_subject(session: Session, cluster: str, selection: str, now: datetime) -> QualificationSubject:
-    """The subject row, created ``unqualified`` the first time it is seen."""
+def ensure_subject(
+    session: Session, cluster: str, selection: str, now: datetime, *, initial_state: str
+) -> QualificationSubject:
+    """The subject row, created in ``initial_state`` the first time it is seen."""
     subject = session.scalar(
         select(QualificationSubject).where(
             QualificationSubject.cluster_profile == cluster, QualificationSubject.selection == selection
@@ -35,7 +35,7 @@ def ensure_subject(session: Session, cluster: str, selection: str, now: datetime
     )
     if subject is None:
         subject = QualificationSubject(
-            cluster_profile=cluster, selection=selection, state=UNQUALIFIED, reason="", since=now
+            cluster_profile=cluster, selection=selection, state=initial_state, reason="", since=now
         )
         session.add(subject)
         session.flush()
@@ -128,58 +128,33 @@ def record_evidence(
     return row
 
 
-def recompute(
+def record_state(
     session: Session,
     subject: QualificationSubject,
-    today: Today,
-    trusted_keyids: frozenset[str],
-    now: datetime,
-    max_age: timedelta,
-) -> tuple[Derived, int | None]:
-    """The state derived from the records, and the id of the current evidence row."""
-    rows = evidence_of(session, subject)
-    runs = runs_of(session, subject)
-    evidence = [_evidence_record(subject, row) for row in rows]
-    derived = derive_state(
-        subject.selection,
-        today,
-        evidence,
-        [RunRecord(run.subject_digest, run.state) for run in runs],
-        trusted_keyids,
-        now,
-        max_age,
-    )
-    evidence_id = rows[derived.current_evidence].id if derived.current_evidence is not None else None
-    return derived, evidence_id
-
-
-def refresh_state(
-    session: Session,
-    subject: QualificationSubject,
-    today: Today,
-    trusted_keyids: frozenset[str],
-    now: datetime,
-    max_age: timedelta,
+    state: str,
+    reason: str,
+    evidence_id: int | None,
+    *,
     cause: str,
+    now: datetime,
     snapshot_digest: str | None = None,
 ) -> bool:
-    """Store the derived state; append an event when state or reason changed (naming the snapshot
-    ``today`` was read from, when given). True if it changed."""
-    derived, evidence_id = recompute(session, subject, today, trusted_keyids, now, max_age)
-    changed = (derived.state, derived.reason) != (subject.state, subject.reason)
+    """Store a derived state; append an event when state or reason changed (naming the snapshot it
+    was derived against, when given). True if it changed."""
+    changed = (state, reason) != (subject.state, subject.reason)
     if changed:
         session.add(
             QualificationEvent(
                 subject_id=subject.id,
                 from_state=subject.state,
-                to_state=derived.state,
-                reason=derived.reason,
+                to_state=state,
+                reason=reason,
                 cause=cause,
                 at=now,
                 snapshot_digest=snapshot_digest,
             )
         )
-        subject.state, subject.reason, subject.since = derived.state, derived.reason, now
+        subject.state, subject.reason, subject.since = state, reason, now
     subject.current_evidence_id = evidence_id
     session.flush()
     return changed
@@ -241,20 +216,6 @@ def subjects(session: Session) -> list[QualificationSubject]:
                 QualificationSubject.cluster_profile, QualificationSubject.selection
             )
         )
-    )
-
-
-def _evidence_record(subject: QualificationSubject, row: QualificationEvidence) -> EvidenceRecord:
-    qualification = Qualification(
-        cluster=subject.cluster_profile,
-        selection=subject.selection,
-        subject_digest=row.subject_digest,
-        descriptor_identity=row.descriptor_identity,
-        run_id=row.run_id,
-        outputs=(),
-    )
-    return EvidenceRecord(
-        qualification, _aware(row.attested_at), row.signer_keyid, row.core_version, row.owned_paths_digest
     )
 
 

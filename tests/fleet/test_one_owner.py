@@ -236,6 +236,29 @@ def test_nothing_outside_the_store_and_the_migrations_imports_sqlalchemy_or_quer
     assert offenders == []
 
 
+# What the store persists (catalog snapshots, signed evidence, identities) and its settings: it
+# never imports a flow or a rule that works on its records (qualification states are derived in
+# farm/qualification/recorded.py from what the store reads).
+STORE_MAY_IMPORT = (
+    "farm.store",
+    "farm.catalog",
+    "farm.core",
+    "farm.evidence",
+    "farm.identity",
+    "farm.settings",
+)
+
+
+def test_the_store_imports_no_flow_and_no_rule_that_derives_from_its_records() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: imports {module}"
+        for path in sorted((ROOT / "farm" / "store").rglob("*.py"))
+        for line, module in _imports_of(path)
+        if module.startswith("farm.") and not module.startswith(STORE_MAY_IMPORT)
+    ]
+    assert offenders == []
+
+
 def test_the_store_check_sees_an_import_and_a_session_query(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from sqlalchemy import select\n\ndef f(session):\n    return session.scalar(select(1))\n")

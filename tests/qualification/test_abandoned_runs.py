@@ -17,7 +17,7 @@ from farm.fleet.jobs import run_job
 from farm.fleet.planner import PlannedRun, plan_run
 from farm.fleet.qualify import qualify_subject
 from farm.fleet.service import Trigger
-from farm.qualification import service
+from farm.qualification import recorded, service
 from farm.settings import load_settings
 from farm.store import qualification as records
 from farm.store.context import Storage, open_storage
@@ -55,9 +55,9 @@ def _start_and_die(
     today = service.today_for(snapshot, CLUSTER)
     now = utcnow()
     with session_scope(storage.sessions) as session:
-        subject = records.ensure_subject(session, CLUSTER, SELECTION, now)
+        subject = recorded.ensure_subject(session, CLUSTER, SELECTION, now)
         run = records.start_run(session, subject, today.digests[SELECTION], now)
-        records.refresh_state(session, subject, today, trusted, now, service.max_age(storage), "qualify")
+        recorded.refresh_state(session, subject, today, trusted, now, service.max_age(storage), "qualify")
         run_id = run.id
     planned = plan_run(
         storage,
@@ -85,7 +85,7 @@ def _subject(storage: Storage, snapshot: CatalogSnapshot, trusted: frozenset[str
         subject = next(
             s for s in records.subjects(session) if (s.cluster_profile, s.selection) == (CLUSTER, SELECTION)
         )
-        derived, _ = records.recompute(
+        derived, _ = recorded.recompute(
             session,
             subject,
             service.today_for(snapshot, CLUSTER),
@@ -145,7 +145,7 @@ def test_a_run_never_given_a_fleet_run_is_recovered_only_after_the_timeout(
     digest = service.today_for(snapshot, CLUSTER).digests[SELECTION]
     now = utcnow()
     with session_scope(storage.sessions) as session:
-        subject = records.ensure_subject(session, CLUSTER, SELECTION, now)
+        subject = recorded.ensure_subject(session, CLUSTER, SELECTION, now)
         old = records.start_run(session, subject, digest, now - service.ABANDONED_AFTER * 2).id
         young = records.start_run(session, subject, digest, now).id
     assert service.recover_abandoned_runs(storage) == [old]

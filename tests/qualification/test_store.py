@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from farm.evidence.qualification import Qualification, TargetOutput
 from farm.identity.canonical import sha256_hex
+from farm.qualification import recorded
 from farm.qualification.descriptor import descriptor_identity
 from farm.qualification.states import Today
 from farm.store import qualification as store
@@ -28,7 +29,7 @@ def _today(digest: str) -> Today:
 
 def _qualify(session: Session, subject, digest: str, at: datetime) -> None:
     run = store.start_run(session, subject, digest, at)
-    store.refresh_state(session, subject, _today(digest), TRUSTED, at, MAX_AGE, "qualify")
+    recorded.refresh_state(session, subject, _today(digest), TRUSTED, at, MAX_AGE, "qualify")
     store.finish_run(session, run.id, "passed")
     evidence = Qualification(
         "prod-eu", SELECTION, digest, IDENTITY, str(run.id), (TargetOutput("web", digest),)
@@ -46,7 +47,7 @@ def _qualify(session: Session, subject, digest: str, at: datetime) -> None:
 
 
 def _assert_stored_equals_recomputed(session: Session, subject, today: Today, now: datetime) -> None:
-    derived, evidence_id = store.recompute(session, subject, today, TRUSTED, now, MAX_AGE)
+    derived, evidence_id = recorded.recompute(session, subject, today, TRUSTED, now, MAX_AGE)
     assert (subject.state, subject.reason, subject.current_evidence_id) == (
         derived.state,
         derived.reason,
@@ -58,7 +59,7 @@ def test_every_transition_is_logged_and_the_stored_state_equals_a_recomputation(
     sessions: sessionmaker,
 ) -> None:
     with sessions() as session, session.begin():
-        subject = store.ensure_subject(session, "prod-eu", SELECTION, T0)
+        subject = recorded.ensure_subject(session, "prod-eu", SELECTION, T0)
         steps = [
             (T0, NGINX, True, "qualifying"),
             (T0 + timedelta(minutes=1), NGINX, False, "qualified"),
@@ -72,7 +73,7 @@ def test_every_transition_is_logged_and_the_stored_state_equals_a_recomputation(
                 # _qualify refreshed while the run was in flight
                 assert store.events(session, subject)[-1].to_state == expected
                 continue
-            store.refresh_state(session, subject, _today(digest), TRUSTED, now, MAX_AGE, "catalog")
+            recorded.refresh_state(session, subject, _today(digest), TRUSTED, now, MAX_AGE, "catalog")
             assert subject.state == expected
             _assert_stored_equals_recomputed(session, subject, _today(digest), now)
         log = [(e.from_state, e.to_state, e.reason) for e in store.events(session, subject)]
@@ -87,14 +88,14 @@ def test_every_transition_is_logged_and_the_stored_state_equals_a_recomputation(
 
 def test_refreshing_an_unchanged_state_appends_no_event(sessions: sessionmaker) -> None:
     with sessions() as session, session.begin():
-        subject = store.ensure_subject(session, "prod-eu", SELECTION, T0)
-        assert not store.refresh_state(session, subject, _today(NGINX), TRUSTED, T0, MAX_AGE, "beat")
+        subject = recorded.ensure_subject(session, "prod-eu", SELECTION, T0)
+        assert not recorded.refresh_state(session, subject, _today(NGINX), TRUSTED, T0, MAX_AGE, "beat")
         assert store.events(session, subject) == []
 
 
 def test_two_concurrent_finders_claim_a_subject_once(sessions: sessionmaker) -> None:
     with sessions() as session, session.begin():
-        subject_id = store.ensure_subject(session, "prod-eu", SELECTION, T0).id
+        subject_id = recorded.ensure_subject(session, "prod-eu", SELECTION, T0).id
     barrier = threading.Barrier(2)
     wins: list[bool] = []
 

@@ -17,7 +17,7 @@ from farm.fleet.service import Trigger
 from farm.identity.canonical import sha256_hex
 from farm.profiles import parse_selection
 from farm.profiles.resolve import canonical
-from farm.qualification import service
+from farm.qualification import recorded, service
 from farm.qualification.audit import verify_qualifications
 from farm.settings import load_settings
 from farm.store import qualification as records
@@ -79,7 +79,7 @@ def test_a_trusted_statement_over_an_envelope_with_forged_owned_paths_fails_veri
     statement = sign_qualification(signer, qualification)
     storage.objects.put(statement)
     with session_scope(storage.sessions) as session:
-        subject = records.ensure_subject(session, "prod-nginx", "ingress-class=internal", utcnow())
+        subject = recorded.ensure_subject(session, "prod-nginx", "ingress-class=internal", utcnow())
         records.record_evidence(
             session,
             subject,
