@@ -79,6 +79,26 @@ def test_missing_names_exactly_the_digests_that_have_no_blob(object_store: Objec
     assert object_store.missing([]) == set()
 
 
+def test_missing_of_many_digests_names_exactly_those_without_a_blob(object_store: ObjectStore) -> None:
+    stored = object_store.put_many([b"blob %d" % n for n in range(40)])
+    object_store.delete(stored[0])
+    absent = [sha256_hex(b"never stored %d" % n) for n in range(1100)]
+    assert object_store.missing([*stored, *absent]) == {stored[0], *absent}
+
+
+def test_s3_missing_of_many_digests_lists_the_prefix_instead_of_a_head_per_digest(
+    s3_store: S3ObjectStore, s3_bucket: S3Bucket
+) -> None:
+    stored = s3_store.put_many([b"blob %d" % n for n in range(30)])
+    outside = S3ObjectStore(s3_bucket.client, s3_bucket.name, "elsewhere").put(b"under another prefix")
+    asked = [*stored, outside, *(sha256_hex(b"never stored %d" % n) for n in range(1500))]
+    calls: list[str] = []
+    s3_bucket.client.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
+    assert s3_store.missing(asked) == set(asked) - set(stored)
+    assert "HeadObject" not in calls
+    assert 0 < calls.count("ListObjectsV2") <= 16  # one listing per first hex digit, each one page here
+
+
 def test_missing_refuses_a_value_that_is_not_a_digest(object_store: ObjectStore) -> None:
     with pytest.raises(ValueError, match="not a sha256 digest"):
         object_store.missing(["../" + "a" * 61])

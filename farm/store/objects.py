@@ -44,6 +44,9 @@ KEY_PREFIX = "sha256/"
 _TEMPORARY_NAMES = itertools.count(secrets.randbits(32))
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _S3_CONCURRENCY = 16  # S3 requests in flight at once when storing or asking for many blobs
+# from this many digests on, ``S3ObjectStore.missing`` lists the bucket instead of a HEAD per
+# digest: a listing of 1,000 keys costs about what one HEAD does
+_LIST_FROM = 1000
 
 
 class ObjectStoreError(RuntimeError):
@@ -399,11 +402,36 @@ class S3ObjectStore:
         return True
 
     def missing(self, digests: Iterable[str]) -> set[str]:
-        # one HEAD per digest, several in flight at once (a boto3 client is thread-safe)
         unique = sorted(set(digests))
+        for digest in unique:
+            blob_key(digest)  # refuses a value that is not a digest, as every other call does
+        if len(unique) < _LIST_FROM:
+            # one HEAD per digest, several in flight at once (a boto3 client is thread-safe)
+            with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
+                present = list(pool.map(self.exists, unique))
+            return {digest for digest, found in zip(unique, present, strict=True) if not found}
+        return set(unique) - self._listed(set(unique))
+
+    def _listed(self, wanted: set[str]) -> set[str]:
+        """Which of ``wanted`` the bucket holds, from listings: a LIST names up to 1,000 keys where
+        a HEAD asks about one, so a no-change re-run of a large fleet (tens of thousands of cached
+        outputs) asks a few hundred questions, not one per output. Sixteen listings in flight, one
+        per first hex digit of the digest."""
+        listing_prefix = self._key("0" * 64)[:-64]
+        firsts = sorted({digest[0] for digest in wanted})
+
+        def listed(first: str) -> set[str]:
+            found = set()
+            paginator = self.client.get_paginator("list_objects_v2")
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=listing_prefix + first):
+                for item in page.get("Contents", []):
+                    digest = item["Key"][len(listing_prefix) :]
+                    if digest in wanted:
+                        found.add(digest)
+            return found
+
         with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
-            present = list(pool.map(self.exists, unique))
-        return {digest for digest, found in zip(unique, present, strict=True) if not found}
+            return set().union(*pool.map(listed, firsts))
 
     def delete(self, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
