@@ -2,10 +2,10 @@
 """Object-store requests per target, counted on a real S3 server (moto on loopback).
 
 Generates ``bench/fleet.py``'s synthetic catalog of N targets, starts a moto S3 server on a free
-loopback port with its request recorder on, and runs ``farm run`` (local executor, embedded
+loopback port behind a small proxy that counts the requests it forwards, and runs ``farm run`` (local executor, embedded
 SQLite, objects in an S3 bucket) three times: the full run, the no-change re-run, and a run after
 every image was retagged (every target renders again, the snapshot's documents change). For each
-it counts the requests the server received by method (a PUT is an object write; a HEAD or GET a
+it counts the requests the server was sent, by method (a PUT is an object write; a HEAD or GET a
 read) and prints writes per rendered target. The goal (issue 29): at most one object write per
 rendered target, none on a no-change run.
 
@@ -17,14 +17,17 @@ Prints the figures, then one line holding the same figures as a JSON object.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,13 +48,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_moto(port: int, recording: Path) -> subprocess.Popen[bytes]:
-    env = (
-        os.environ | CREDENTIALS | {"MOTO_ENABLE_RECORDING": "True", "MOTO_RECORDER_FILEPATH": str(recording)}
-    )
+def start_moto(port: int) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env=env,
+        env=os.environ | CREDENTIALS,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -65,15 +65,53 @@ def start_moto(port: int, recording: Path) -> subprocess.Popen[bytes]:
     raise RuntimeError(f"moto server did not listen on 127.0.0.1:{port}")
 
 
-def requests_by_method(recording: Path) -> Counter[str]:
-    """What the server received since the recording was last emptied, by HTTP method; a PUT is
-    an object write (the bucket is created before recording starts)."""
-    counts: Counter[str] = Counter()
-    if recording.exists():
-        for line in recording.read_text().splitlines():
-            counts[json.loads(line)["method"]] += 1
-    recording.write_text("")
-    return counts
+class CountingProxy:
+    """Forwards every request to the S3 server as it came and counts them by method (moto's own
+    request recorder interleaves the lines of concurrent requests)."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.counts: Counter[str] = Counter()
+        lock, counts = threading.Lock(), self.counts
+
+        class Forward(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+            def _forward(self) -> None:
+                with lock:
+                    counts[self.command] += 1
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                upstream = http.client.HTTPConnection("127.0.0.1", upstream_port)
+                upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
+                response = upstream.getresponse()
+                data = response.read()
+                self.send_response(response.status)
+                for name, value in response.getheaders():
+                    if name.lower() not in ("connection", "transfer-encoding", "content-length"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def take(self) -> Counter[str]:
+        """The counts since the last call."""
+        taken = Counter(self.counts)
+        self.counts.clear()
+        return taken
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 def main() -> int:
@@ -91,10 +129,11 @@ def main() -> int:
         source = _snapshot_source(work / "source")
         catalog = work / "catalog"
         n = len(write_catalog(catalog, options.targets, options.clusters))
-        port, recording = free_port(), work / "moto-recording.jsonl"
-        moto = start_moto(port, recording)
+        port = free_port()
+        moto = start_moto(port)
+        proxy = CountingProxy(port)
         try:
-            endpoint = f"http://127.0.0.1:{port}"
+            endpoint = proxy.url
             import boto3
 
             boto3.client("s3", endpoint_url=endpoint, **_boto_credentials()).create_bucket(Bucket=BUCKET)
@@ -109,13 +148,13 @@ def main() -> int:
             )
             farm = Farm(env, work)
             farm.run("db", "upgrade")
-            requests_by_method(recording)
+            proxy.take()
             figures: dict[str, float] = {"targets": n}
             for leg, expect in (("full", "succeeded"), ("rerun", "cached"), ("retagged", "succeeded")):
                 if leg == "retagged":
                     retag_catalog(catalog)
                 seconds, _ = farm.timed_run(catalog, "local", {expect: n})
-                counts = requests_by_method(recording)
+                counts = proxy.take()
                 rendered = n if expect == "succeeded" else 0
                 per_target = counts["PUT"] / rendered if rendered else 0.0
                 print(
@@ -132,6 +171,7 @@ def main() -> int:
                 if rendered:
                     figures[f"s3_{leg}_object_writes_per_rendered_target"] = round(per_target, 3)
         finally:
+            proxy.stop()
             moto.terminate()
             moto.wait()
     figures["bench_seconds"] = round(time.perf_counter() - started, 1)

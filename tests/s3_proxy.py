@@ -23,6 +23,10 @@ REFUSED_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ServiceUnavailable</Code>'
     b"<Message>writes refused by the test proxy</Message></Error>"
 )
+NOT_IMPLEMENTED_BODY = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NotImplemented</Code>'
+    b"<Message>A header you provided implies functionality that is not implemented</Message></Error>"
+)
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection"}
 
 
@@ -35,6 +39,10 @@ class WriteRefusingProxy:
         self.mode: Literal["503", "reset"] = "503"
         self.refused = 0
         self.authorizations: list[str] = []
+        # answer a conditional PUT (If-None-Match) 501 NotImplemented, as an S3-compatible server
+        # without conditional writes does; other requests pass
+        self.no_conditional_writes = False
+        self.methods: list[str] = []  # every request's method, in order
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -101,11 +109,22 @@ def _handler_for(proxy: WriteRefusingProxy) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(REFUSED_BODY)
 
+        def _not_implemented(self) -> None:
+            self.send_response(501, "Not Implemented")
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(NOT_IMPLEMENTED_BODY)))
+            self.end_headers()
+            self.wfile.write(NOT_IMPLEMENTED_BODY)
+
         def _forward(self) -> None:
             body = self._body()
             proxy.authorizations.append(self.headers.get("Authorization", ""))
+            proxy.methods.append(self.command)
             if self.command == "PUT" and proxy.refusing:
                 self._refuse()
+                return
+            if self.command == "PUT" and proxy.no_conditional_writes and "If-None-Match" in self.headers:
+                self._not_implemented()
                 return
             upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
             try:

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import pytest
 from conftest_store import S3Bucket
 from s3_proxy import WriteRefusingProxy
@@ -273,3 +274,29 @@ def test_put_many_rewrites_a_torn_blob_a_crash_left_under_its_name_and_leaves_no
     assert local_store.put_many(blobs) == digests
     assert [local_store.get(digest) for digest in digests] == blobs
     assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == sorted(digests)
+
+
+def test_s3_put_of_a_new_blob_is_one_conditional_put(s3_store: S3ObjectStore, s3_bucket: S3Bucket) -> None:
+    calls: list[str] = []
+    s3_bucket.client.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
+    digest = s3_store.put(b"a new blob")
+    assert calls == ["PutObject"]
+    calls.clear()
+    assert s3_store.put(b"a new blob") == digest  # the key is taken: read back, not written again
+    assert calls == ["PutObject", "GetObject"]
+    assert s3_store.get(digest) == b"a new blob"
+
+
+def test_s3_put_on_a_server_without_conditional_writes_asks_first_and_still_writes_once(
+    s3_bucket: S3Bucket, signing_proxy: WriteRefusingProxy
+) -> None:
+    signing_proxy.no_conditional_writes = True
+    client = boto3.client("s3", endpoint_url=signing_proxy.url, region_name="us-east-1")
+    store = S3ObjectStore(client, s3_bucket.name, "farm")
+    digests = store.put_many([b"first", b"second"])
+    assert [store.get(digest) for digest in digests] == [b"first", b"second"]
+    signing_proxy.methods.clear()
+    store.put(b"first")  # already there: a HEAD and a read, no write
+    assert "PUT" not in signing_proxy.methods
+    store.put(b"third")
+    assert signing_proxy.methods.count("PUT") == 1 and store.get(sha256_hex(b"third")) == b"third"

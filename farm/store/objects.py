@@ -47,6 +47,10 @@ _S3_CONCURRENCY = 16  # S3 requests in flight at once when storing or asking for
 # from this many digests on, ``S3ObjectStore.missing`` lists the bucket instead of a HEAD per
 # digest: a listing of 1,000 keys costs about what one HEAD does
 _LIST_FROM = 1000
+# a conditional PUT (If-None-Match: *) refused because the key exists (S3, MinIO: 412; a write
+# racing another: 409), or because the server does not take the condition
+_KEY_TAKEN = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
+_NO_CONDITIONAL_WRITES = frozenset({"NotImplemented", "501"})
 
 
 class ObjectStoreError(RuntimeError):
@@ -347,6 +351,7 @@ class S3ObjectStore:
         self.client = client
         self.bucket = bucket
         self.prefix = prefix.strip("/")
+        self._conditional_writes = True  # until the server refuses an If-None-Match PUT
 
     def describe(self) -> str:
         location = f"{self.bucket}/{self.prefix}" if self.prefix else self.bucket
@@ -357,12 +362,35 @@ class S3ObjectStore:
         return f"{self.prefix}/{key}" if self.prefix else key
 
     def put(self, data: bytes) -> str:
+        """One request for a new blob: a PUT only if no object has the key (``If-None-Match: *``);
+        a key already there is read back and kept when its bytes are good, rewritten otherwise.
+        A server that does not take conditional writes is asked with a HEAD first instead."""
+        from botocore.exceptions import ClientError
+
         digest = sha256_hex(data)
-        if self.exists(digest) and self._stored_copy_is_good(digest):
+        if not self._conditional_writes:
+            if self.exists(digest) and self._stored_copy_is_good(digest):
+                return digest
+            self._put_object(digest, data)
             return digest
-        checksum = base64.b64encode(bytes.fromhex(digest)).decode("ascii")
-        self.client.put_object(Bucket=self.bucket, Key=self._key(digest), Body=data, ChecksumSHA256=checksum)
+        try:
+            self._put_object(digest, data, IfNoneMatch="*")
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code")
+            if code in _NO_CONDITIONAL_WRITES:
+                self._conditional_writes = False
+                return self.put(data)
+            if code not in _KEY_TAKEN:
+                raise
+            if not self._stored_copy_is_good(digest):
+                self._put_object(digest, data)
         return digest
+
+    def _put_object(self, digest: str, data: bytes, **condition: str) -> None:
+        checksum = base64.b64encode(bytes.fromhex(digest)).decode("ascii")
+        self.client.put_object(
+            Bucket=self.bucket, Key=self._key(digest), Body=data, ChecksumSHA256=checksum, **condition
+        )
 
     def put_many(self, blobs: Sequence[bytes]) -> list[str]:
         # a PUT is durable once S3 acknowledges it; several in flight at once (a snapshot's documents
