@@ -2,12 +2,13 @@
 """Object-store requests per target, counted on a real S3 server (moto on loopback).
 
 Generates ``bench/fleet.py``'s synthetic catalog of N targets, starts a moto S3 server on a free
-loopback port behind a small proxy that counts the requests it forwards, and runs ``farm run`` (local executor, embedded
-SQLite, objects in an S3 bucket) three times: the full run, the no-change re-run, and a run after
-every image was retagged (every target renders again, the snapshot's documents change). For each
-it counts the requests the server was sent, by method (a PUT is an object write; a HEAD or GET a
-read) and prints writes per rendered target. The goal (issue 29): at most one object write per
-rendered target, none on a no-change run.
+loopback port behind a small proxy that counts the requests it forwards, and runs ``farm run``
+(local executor, embedded SQLite, objects in an S3 bucket) three times: the full run, the no-change
+re-run, and a run after every image was retagged (every target renders again, the snapshot's
+documents change). For each it counts the requests by method (a PUT the server took is an object
+write; a conditional PUT it refused because the key exists wrote nothing; a HEAD or GET is a read)
+and prints writes per rendered target. The goal (issue 29): at most one object write per rendered
+target, none on a no-change run.
 
 Prints the figures, then one line holding the same figures as a JSON object.
 
@@ -80,13 +81,15 @@ class CountingProxy:
                 pass
 
             def _forward(self) -> None:
-                with lock:
-                    counts[self.command] += 1
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port)
                 upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
                 response = upstream.getresponse()
                 data = response.read()
+                with lock:  # a conditional PUT refused (412: the key exists) wrote nothing
+                    counts[
+                        "PUT refused" if self.command == "PUT" and response.status == 412 else self.command
+                    ] += 1
                 self.send_response(response.status)
                 for name, value in response.getheaders():
                     if name.lower() not in ("connection", "transfer-encoding", "content-length"):
@@ -160,11 +163,12 @@ def main() -> int:
                 print(
                     f"{leg:9} run: {seconds:7.2f} s, {counts['PUT']:6d} object writes"
                     + (f" ({per_target:.3f} per rendered target)" if rendered else "")
-                    + f", {counts['HEAD']} HEAD, {counts['GET']} GET"
+                    + f", {counts['PUT refused']} conditional PUT refused, {counts['HEAD']} HEAD, {counts['GET']} GET"
                 )
                 figures |= {
                     f"s3_{leg}_seconds": round(seconds, 3),
                     f"s3_{leg}_object_writes": counts["PUT"],
+                    f"s3_{leg}_object_puts_refused": counts["PUT refused"],
                     f"s3_{leg}_object_heads": counts["HEAD"],
                     f"s3_{leg}_object_gets": counts["GET"],
                 }
