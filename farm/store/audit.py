@@ -6,10 +6,13 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   its digest (``blob.corrupt``, which also catches truncation);
 - at least one evidence record vouches for it (``evidence.missing``), and every action-cache
   entry for it points at one of those records (``evidence.not_linked``);
-- each evidence record's envelope (held in its row, or an older row's blob) is there and intact
-  (``envelope.missing``, ``envelope.corrupt``) and passes
+- each evidence record's envelope (its batch's, or held in its row, or an older row's blob) is
+  there and intact (``envelope.missing``, ``envelope.corrupt``) and passes
   ``farm.evidence.verify.verify_render_evidence``: a signature by a trusted key, a statement whose
-  subject is the output digest, a coherent provenance whose action key is the recorded one;
+  subject is the output digest (for a batch statement: the subject at the record's position has
+  the output's digest and the record's subject name), a coherent provenance whose action key is
+  the recorded one; a batch record's key is the reference to that subject
+  (``evidence.reference_mismatch``). A batch envelope is checked once per page;
 - every target row pointing at the output is one a statement about it names: application,
   cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
   and what differs); every action-cache entry's key is the one signed in the statement of the
@@ -30,9 +33,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from farm.evidence.batch import subject_reference
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.provenance import RenderProvenance
-from farm.evidence.verify import Failure, verify_render_evidence
+from farm.evidence.verify import EnvelopeCache, Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
     ActionCacheEntry,
@@ -45,7 +49,7 @@ from farm.store.models import (
     RenderTarget,
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
-from farm.store.outputs import evidence_envelope
+from farm.store.outputs import batch_envelopes, evidence_envelope
 from farm.store.runs import targets_of_run
 from farm.store.snapshots import manifest_references
 
@@ -76,7 +80,9 @@ def check_output(
         return OutputEvidence(
             [], [Failure("output.unknown", f"output {digest}", "no render output has this digest")]
         )
-    return _check_output_rows(objects, trusted, digest, row.size_bytes, _rows_of(session, [digest])[digest])
+    return _check_output_rows(
+        objects, trusted, digest, row.size_bytes, _rows_of(session, [digest])[digest], EnvelopeCache()
+    )
 
 
 def verify_output(
@@ -91,7 +97,8 @@ def check_every_output(
 ) -> Iterator[tuple[str, list[Failure]]]:
     """(digest, failures) for every output in digest order, ``check_output``'s checks a keyset page
     at a time: one query per page for the outputs, one each for the evidence records, the cache
-    rows and the target rows pointing at them, so a page costs four queries, not four per output.
+    rows and the target rows pointing at them, and one for the batch envelopes the records name, so a
+    page costs five queries, not four per output. Each batch envelope is verified once per page.
     The rows of a page are dropped before the next is read."""
     last = ""
     while True:
@@ -104,8 +111,9 @@ def check_every_output(
         if not outputs:
             return
         rows = _rows_of(session, [digest for digest, _ in outputs])
+        cache = EnvelopeCache()
         for digest, size in outputs:
-            yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest]).failures
+            yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest], cache).failures
         session.expunge_all()  # the identity map would grow with every page read
         if len(outputs) < page:
             return
@@ -114,10 +122,11 @@ def check_every_output(
 
 @dataclass
 class _OutputRows:
-    """The rows pointing at one output: its evidence records (oldest first), the action-cache rows
-    and the target rows (by id)."""
+    """The rows pointing at one output: its evidence records (oldest first) with the batch envelopes
+    they name, the action-cache rows and the target rows (by id)."""
 
     records: list[EvidenceRecord] = field(default_factory=list)
+    envelopes: dict[str, bytes] = field(default_factory=dict)
     entries: list[ActionCacheEntry] = field(default_factory=list)
     targets: list[Any] = field(default_factory=list)
 
@@ -131,6 +140,9 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
     for record in session.scalars(records.order_by(EvidenceRecord.id)):
         if record.subject_digest in rows:
             rows[record.subject_digest].records.append(record)
+    envelopes = batch_envelopes(session, [record for output in rows.values() for record in output.records])
+    for output in rows.values():
+        output.envelopes = envelopes  # shared by the page: a batch vouches for several of its outputs
     entries = select(ActionCacheEntry).where(ActionCacheEntry.output_digest.between(first, last))
     for entry in session.scalars(entries.order_by(ActionCacheEntry.action_key)):
         if entry.output_digest in rows:
@@ -156,7 +168,12 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
 
 
 def _check_output_rows(
-    objects: ObjectStore, trusted: TrustedSigners, digest: str, size: int, rows: _OutputRows
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    digest: str,
+    size: int,
+    rows: _OutputRows,
+    cache: EnvelopeCache,
 ) -> OutputEvidence:
     """Every check of one output whose rows are read: blob, each statement, the cache and target rows."""
     target = f"output {digest}"
@@ -165,7 +182,7 @@ def _check_output_rows(
         failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
     checked = []
     for record in rows.records:
-        provenance, found = _verify_record(objects, trusted, record, digest)
+        provenance, found = _verify_record(objects, trusted, record, digest, rows.envelopes, cache)
         checked.append((record, provenance))
         failures += found
     failures += _check_cache_links(rows.entries, {record.id for record in rows.records}, target)
@@ -299,18 +316,49 @@ def _check_output_blob(objects: ObjectStore, digest: str, size: int, target: str
 
 
 def _verify_record(
-    objects: ObjectStore, trusted: TrustedSigners, record: EvidenceRecord, digest: str
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    record: EvidenceRecord,
+    digest: str,
+    envelopes: dict[str, bytes],
+    cache: EnvelopeCache,
 ) -> tuple[RenderProvenance | None, list[Failure]]:
-    target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
+    batch = record.batch_envelope
+    if batch is None:
+        target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
+    else:
+        target = f"output {digest}, evidence {record.id} (subject {record.subject_index} of envelope {batch})"
     try:
-        envelope_bytes = evidence_envelope(objects, record)
+        envelope_bytes = evidence_envelope(objects, record, envelopes)
     except BlobMissingError as error:
         return None, [Failure("envelope.missing", target, str(error))]
     except BlobCorruptError as error:
         return None, [Failure("envelope.corrupt", target, str(error))]
-    return verify_render_evidence(
-        digest, envelope_bytes, trusted, target=target, expected_action_key=record.action_key
+    failures: list[Failure] = []
+    if batch is not None:
+        if record.subject_index is None:
+            return None, [
+                Failure("statement.subject_mismatch", target, "the record names no subject of its batch")
+            ]
+        if record.envelope_digest != subject_reference(batch, record.subject_index):
+            failures.append(
+                Failure(
+                    "evidence.reference_mismatch",
+                    target,
+                    f"the record's key {record.envelope_digest} is not the reference to its subject",
+                )
+            )
+    provenance, found = verify_render_evidence(
+        digest,
+        envelope_bytes,
+        trusted,
+        target=target,
+        expected_action_key=record.action_key,
+        subject_index=record.subject_index if batch is not None else None,
+        subject_name=record.subject_name if batch is not None else None,
+        cache=cache,
     )
+    return provenance, failures + found
 
 
 def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], target: str) -> list[Failure]:
