@@ -103,61 +103,87 @@ def is_batch_statement(statement: Statement) -> bool:
     return isinstance(build, dict) and build.get("buildType") == RENDER_BATCH_BUILD_TYPE
 
 
+class BatchStatement:
+    """A batch statement whose header is decoded strictly; each subject's render entry is decoded
+    (strictly, its action key recomputed, its subject naming it) when first asked for, so checking
+    one output of a batch decodes one entry, not the batch's."""
+
+    def __init__(self, statement: Statement) -> None:
+        if statement.predicate_type != PROVENANCE_PREDICATE_TYPE:
+            raise EvidenceError(
+                "statement.predicate_type",
+                f"expected predicateType {PROVENANCE_PREDICATE_TYPE!r}, got {statement.predicate_type!r}",
+            )
+        predicate = require_exact_keys(
+            statement.predicate, {"buildDefinition", "runDetails"}, _CODE, "predicate"
+        )
+        build = require_exact_keys(
+            predicate["buildDefinition"],
+            {"buildType", "externalParameters", "internalParameters", "resolvedDependencies"},
+            _CODE,
+            "predicate.buildDefinition",
+        )
+        if build["buildType"] != RENDER_BATCH_BUILD_TYPE:
+            raise EvidenceError(
+                _CODE, f"predicate.buildDefinition.buildType: expected {RENDER_BATCH_BUILD_TYPE!r}"
+            )
+        external = require_exact_keys(
+            build["externalParameters"],
+            {"application", "catalogSnapshot", "renders"},
+            _CODE,
+            "predicate.buildDefinition.externalParameters",
+        )
+        internal = require_exact_keys(
+            build["internalParameters"],
+            {"coreVersion"},
+            _CODE,
+            "predicate.buildDefinition.internalParameters",
+        )
+        application, snapshot, core = (
+            external["application"],
+            external["catalogSnapshot"],
+            internal["coreVersion"],
+        )
+        if not isinstance(application, str) or not isinstance(core, str) or not is_hex_digest(snapshot):
+            raise EvidenceError(
+                _CODE, "predicate: application and coreVersion must be strings, catalogSnapshot a digest"
+            )
+        if build["resolvedDependencies"] != [{"name": "catalogSnapshot", "digest": {"sha256": snapshot}}]:
+            raise EvidenceError(
+                _CODE, "predicate.buildDefinition.resolvedDependencies: expected the catalog snapshot"
+            )
+        _check_run_details(predicate["runDetails"])
+        renders = external["renders"]
+        if not isinstance(renders, list) or len(renders) != len(statement.subjects):
+            raise EvidenceError(_CODE, "predicate: renders must be a list with one entry per subject")
+        self.subjects = statement.subjects
+        self._renders: list[Any] = renders
+        self._batch = (application, snapshot, core)
+        self._parsed: dict[int, RenderProvenance] = {}
+
+    def __len__(self) -> int:
+        return len(self.subjects)
+
+    def provenance(self, index: int) -> RenderProvenance:
+        """What the statement says about subject ``index``; ``EvidenceError`` when its entry is not
+        a coherent render of the subject it names."""
+        found = self._parsed.get(index)
+        if found is None:
+            provenance = _parse_render(self._renders[index], index, *self._batch)
+            name = self.subjects[index].name
+            if name != provenance.subject_name:
+                raise EvidenceError(
+                    _CODE, f"subject[{index}] is named {name!r}, its render is {provenance.subject_name!r}"
+                )
+            found = self._parsed[index] = provenance
+        return found
+
+
 def parse_batch_provenance(statement: Statement) -> tuple[RenderProvenance, ...]:
     """Each subject's provenance, in the order of the subjects, decoded strictly: every render
     entry recomputes its action key and its subject names its target."""
-    if statement.predicate_type != PROVENANCE_PREDICATE_TYPE:
-        raise EvidenceError(
-            "statement.predicate_type",
-            f"expected predicateType {PROVENANCE_PREDICATE_TYPE!r}, got {statement.predicate_type!r}",
-        )
-    predicate = require_exact_keys(statement.predicate, {"buildDefinition", "runDetails"}, _CODE, "predicate")
-    build = require_exact_keys(
-        predicate["buildDefinition"],
-        {"buildType", "externalParameters", "internalParameters", "resolvedDependencies"},
-        _CODE,
-        "predicate.buildDefinition",
-    )
-    if build["buildType"] != RENDER_BATCH_BUILD_TYPE:
-        raise EvidenceError(
-            _CODE, f"predicate.buildDefinition.buildType: expected {RENDER_BATCH_BUILD_TYPE!r}"
-        )
-    external = require_exact_keys(
-        build["externalParameters"],
-        {"application", "catalogSnapshot", "renders"},
-        _CODE,
-        "predicate.buildDefinition.externalParameters",
-    )
-    internal = require_exact_keys(
-        build["internalParameters"], {"coreVersion"}, _CODE, "predicate.buildDefinition.internalParameters"
-    )
-    application, snapshot, core = (
-        external["application"],
-        external["catalogSnapshot"],
-        internal["coreVersion"],
-    )
-    if not isinstance(application, str) or not isinstance(core, str) or not is_hex_digest(snapshot):
-        raise EvidenceError(
-            _CODE, "predicate: application and coreVersion must be strings, catalogSnapshot a digest"
-        )
-    if build["resolvedDependencies"] != [{"name": "catalogSnapshot", "digest": {"sha256": snapshot}}]:
-        raise EvidenceError(
-            _CODE, "predicate.buildDefinition.resolvedDependencies: expected the catalog snapshot"
-        )
-    _check_run_details(predicate["runDetails"])
-    renders = external["renders"]
-    if not isinstance(renders, list) or len(renders) != len(statement.subjects):
-        raise EvidenceError(_CODE, "predicate: renders must be a list with one entry per subject")
-    provenances = []
-    for index, (entry, subject) in enumerate(zip(renders, statement.subjects, strict=True)):
-        provenance = _parse_render(entry, index, application, snapshot, core)
-        if subject.name != provenance.subject_name:
-            raise EvidenceError(
-                _CODE,
-                f"subject[{index}] is named {subject.name!r}, its render is {provenance.subject_name!r}",
-            )
-        provenances.append(provenance)
-    return tuple(provenances)
+    batch = BatchStatement(statement)
+    return tuple(batch.provenance(index) for index in range(len(batch)))
 
 
 def _check_run_details(raw: Any) -> None:
@@ -211,9 +237,9 @@ def provenance_of_subject(statement: Statement, subject_index: int | None) -> Re
     own (``subject_index`` None or 0), or subject ``subject_index`` of a batch statement."""
     if not is_batch_statement(statement):
         return parse_render_provenance(statement)
-    provenances = parse_batch_provenance(statement)
-    if subject_index is None or not 0 <= subject_index < len(provenances):
+    batch = BatchStatement(statement)
+    if subject_index is None or not 0 <= subject_index < len(batch):
         raise EvidenceError(
             "statement.subject_mismatch", f"the batch statement has no subject {subject_index}"
         )
-    return provenances[subject_index]
+    return batch.provenance(subject_index)

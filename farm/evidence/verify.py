@@ -19,9 +19,10 @@ The checks go on after a failure where they still can, so one report lists every
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass
 
-from farm.evidence.batch import is_batch_statement, parse_batch_provenance
+from farm.evidence.batch import BatchStatement, is_batch_statement
 from farm.evidence.dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, pae, parse_envelope
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import TrustedSigners
@@ -89,28 +90,35 @@ def check_subject(statement: Statement, blob_digest: str, target: str) -> list[F
     ]
 
 
-@dataclass
 class EnvelopeCache:
-    """Envelopes already checked (a batch envelope vouches for many outputs: its signature is
-    verified and its statement decoded once), by their bytes. Hold one per page of outputs."""
+    """Envelopes already checked, by their bytes: a batch envelope vouches for many outputs, so
+    its signature is verified and its statement decoded once while it stays here (each subject's
+    render entry is decoded when a record asks for it). The least recently used envelope leaves
+    past ``size``, so memory stays bounded however many batches a store holds."""
 
-    checked: dict[bytes, tuple[EnvelopeCheck, tuple[RenderProvenance, ...] | EvidenceError | None]] = field(
-        default_factory=dict
-    )
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._checked: OrderedDict[bytes, tuple[EnvelopeCheck, BatchStatement | EvidenceError | None]] = (
+            OrderedDict()
+        )
 
     def check(
         self, envelope_bytes: bytes, trusted: TrustedSigners, target: str
-    ) -> tuple[EnvelopeCheck, tuple[RenderProvenance, ...] | EvidenceError | None]:
-        found = self.checked.get(envelope_bytes)
-        if found is None:
-            check = check_envelope(envelope_bytes, trusted, target)
-            batch: tuple[RenderProvenance, ...] | EvidenceError | None = None
-            if check.statement is not None and is_batch_statement(check.statement):
-                try:
-                    batch = parse_batch_provenance(check.statement)
-                except EvidenceError as error:
-                    batch = error
-            found = self.checked[envelope_bytes] = (check, batch)
+    ) -> tuple[EnvelopeCheck, BatchStatement | EvidenceError | None]:
+        found = self._checked.get(envelope_bytes)
+        if found is not None:
+            self._checked.move_to_end(envelope_bytes)
+            return found
+        check = check_envelope(envelope_bytes, trusted, target)
+        batch: BatchStatement | EvidenceError | None = None
+        if check.statement is not None and is_batch_statement(check.statement):
+            try:
+                batch = BatchStatement(check.statement)
+            except EvidenceError as error:
+                batch = error
+        found = self._checked[envelope_bytes] = (check, batch)
+        if len(self._checked) > self.size:
+            self._checked.popitem(last=False)
         return found
 
 
@@ -138,9 +146,7 @@ def verify_render_evidence(
     if batch is not None:
         if isinstance(batch, EvidenceError):
             return None, [*failures, Failure(batch.code, target, batch.message)]
-        provenance, found = _batch_subject(
-            check.statement, batch, output_digest, subject_index, subject_name, target
-        )
+        provenance, found = _batch_subject(batch, output_digest, subject_index, subject_name, target)
         failures += found
     elif subject_index is not None:
         return None, [
@@ -172,14 +178,13 @@ def verify_render_evidence(
 
 
 def _batch_subject(
-    statement: Statement,
-    provenances: tuple[RenderProvenance, ...],
+    batch: BatchStatement,
     output_digest: str,
     index: int | None,
     name: str | None,
     target: str,
 ) -> tuple[RenderProvenance | None, list[Failure]]:
-    subjects = statement.subjects
+    subjects = batch.subjects
     if index is None:
         matching = [
             i
@@ -195,7 +200,7 @@ def _batch_subject(
                     + (f" named {name!r}" if name is not None else ""),
                 )
             ]
-        return provenances[matching[0]], []
+        return _provenance(batch, matching[0], target)
     if not 0 <= index < len(subjects):
         return None, [
             Failure(
@@ -222,7 +227,17 @@ def _batch_subject(
                 f"subject {index} of the batch statement is named {subject.name!r}, the record {name!r}",
             )
         )
-    return provenances[index], failures
+    provenance, found = _provenance(batch, index, target)
+    return provenance, failures + found
+
+
+def _provenance(
+    batch: BatchStatement, index: int, target: str
+) -> tuple[RenderProvenance | None, list[Failure]]:
+    try:
+        return batch.provenance(index), []
+    except EvidenceError as error:
+        return None, [Failure(error.code, target, error.message)]
 
 
 __all__ = [

@@ -12,7 +12,8 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   subject is the output digest (for a batch statement: the subject at the record's position has
   the output's digest and the record's subject name), a coherent provenance whose action key is
   the recorded one; a batch record's key is the reference to that subject
-  (``evidence.reference_mismatch``). A batch envelope is checked once per page;
+  (``evidence.reference_mismatch``). A batch envelope is checked once while it stays in the
+  bounded ``EnvelopeCache``;
 - every target row pointing at the output is one a statement about it names: application,
   cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
   and what differs); every action-cache entry's key is the one signed in the statement of the
@@ -98,9 +99,11 @@ def check_every_output(
     """(digest, failures) for every output in digest order, ``check_output``'s checks a keyset page
     at a time: one query per page for the outputs, one each for the evidence records, the cache
     rows and the target rows pointing at them, and one for the batch envelopes the records name, so a
-    page costs five queries, not four per output. Each batch envelope is verified once per page.
+    page costs five queries, not four per output. A batch envelope is verified once while it stays
+    in the bounded ``EnvelopeCache``.
     The rows of a page are dropped before the next is read."""
     last = ""
+    cache = EnvelopeCache()  # bounded: a batch's outputs are spread over the digest pages
     while True:
         outputs = session.execute(
             select(RenderOutput.digest, RenderOutput.size_bytes)
@@ -111,7 +114,6 @@ def check_every_output(
         if not outputs:
             return
         rows = _rows_of(session, [digest for digest, _ in outputs])
-        cache = EnvelopeCache()
         for digest, size in outputs:
             yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest], cache).failures
         session.expunge_all()  # the identity map would grow with every page read
