@@ -51,10 +51,10 @@ from farm.store.models import (
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
 from farm.store.outputs import batch_envelopes, evidence_envelope
-from farm.store.runs import targets_of_run
+from farm.store.runs import among, targets_of_run
 from farm.store.snapshots import manifest_references
 
-PAGE = 250  # outputs per keyset page of ``check_every_output``: its evidence envelopes are held with it
+PAGE = 250  # evidence records per page of ``check_every_output``: its outputs' rows are held with it
 
 # ---------------------------------------------------------------------------------------------
 # Verification
@@ -96,30 +96,93 @@ def verify_output(
 def check_every_output(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, page: int = PAGE
 ) -> Iterator[tuple[str, list[Failure]]]:
-    """(digest, failures) for every output in digest order, ``check_output``'s checks a keyset page
-    at a time: one query per page for the outputs, one each for the evidence records, the cache
-    rows and the target rows pointing at them, and one for the batch envelopes the records name, so a
-    page costs five queries, not four per output. A batch envelope is verified once while it stays
-    in the bounded ``EnvelopeCache``.
-    The rows of a page are dropped before the next is read."""
-    last = ""
-    cache = EnvelopeCache()  # bounded: a batch's outputs are spread over the digest pages
+    """(digest, failures) for every output, ``check_output``'s checks a page at a time: first the
+    outputs evidence records vouch for, in the order of their first record, then those none does,
+    in digest order.
+
+    The records of a job's batch are consecutive, so walking the records in id order meets each
+    batch envelope on one or two pages, and the bounded ``EnvelopeCache`` verifies it once (in
+    digest order, a batch's outputs are spread over every page). A page costs a few queries, not a
+    few per output: its records, the outputs whose first record it holds, their evidence records,
+    batch envelopes, cache rows and target rows. The rows of a page are dropped before the next is
+    read."""
+    cache = EnvelopeCache()
+    last_id = 0
     while True:
-        outputs = session.execute(
-            select(RenderOutput.digest, RenderOutput.size_bytes)
-            .where(RenderOutput.digest > last)
-            .order_by(RenderOutput.digest)
+        records = session.execute(
+            select(EvidenceRecord.id, EvidenceRecord.subject_digest)
+            .where(EvidenceRecord.id > last_id)
+            .order_by(EvidenceRecord.id)
             .limit(page)
         ).all()
-        if not outputs:
-            return
-        rows = _rows_of(session, [digest for digest, _ in outputs])
-        for digest, size in outputs:
-            yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest], cache).failures
+        if not records:
+            break
+        yield from _check_outputs(session, objects, trusted, _first_vouched(session, records), cache)
         session.expunge_all()  # the identity map would grow with every page read
-        if len(outputs) < page:
+        if len(records) < page:
+            break
+        last_id = records[-1].id
+    last = ""
+    while True:
+        unvouched = (
+            select(RenderOutput.digest)
+            .where(
+                RenderOutput.digest > last,
+                ~select(EvidenceRecord.id)
+                .where(EvidenceRecord.subject_digest == RenderOutput.digest)
+                .exists(),
+            )
+            .order_by(RenderOutput.digest)
+            .limit(page)
+        )
+        digests = list(session.scalars(unvouched))
+        if not digests:
             return
-        last = outputs[-1].digest
+        yield from _check_outputs(session, objects, trusted, digests, cache)
+        session.expunge_all()
+        if len(digests) < page:
+            return
+        last = digests[-1]
+
+
+def _first_vouched(session: Session, records: list[Any]) -> list[str]:
+    """The subject digests of a page of records whose first record is on the page."""
+    candidates = list(dict.fromkeys(digest for _, digest in records))
+    earlier = set(
+        session.scalars(
+            select(EvidenceRecord.subject_digest)
+            .where(
+                among(session, EvidenceRecord.subject_digest, candidates), EvidenceRecord.id < records[0].id
+            )
+            .distinct()
+        )
+    )
+    return [digest for digest in candidates if digest not in earlier]
+
+
+def _check_outputs(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digests: list[str], cache: EnvelopeCache
+) -> Iterator[tuple[str, list[Failure]]]:
+    """Every check of the outputs among ``digests`` (a digest with no output row is skipped: the
+    reference check reports a record naming no output)."""
+    if not digests:
+        return
+    sizes = dict(
+        session.execute(
+            select(RenderOutput.digest, RenderOutput.size_bytes).where(
+                among(session, RenderOutput.digest, digests)
+            )
+        ).all()
+    )
+    outputs = [digest for digest in digests if digest in sizes]
+    if not outputs:
+        return
+    rows = _rows_of(session, outputs)
+    for digest in outputs:
+        yield (
+            digest,
+            _check_output_rows(objects, trusted, digest, sizes[digest], rows[digest], cache).failures,
+        )
 
 
 @dataclass
@@ -134,21 +197,17 @@ class _OutputRows:
 
 
 def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
-    """The rows pointing at ``digests`` (in the database's order of the digest column): one range
-    query per table, rows of digests between them that are not outputs left out."""
+    """The rows pointing at ``digests`` (a page of them): one query per table."""
     rows = {digest: _OutputRows() for digest in digests}
-    first, last = digests[0], digests[-1]
-    records = select(EvidenceRecord).where(EvidenceRecord.subject_digest.between(first, last))
+    records = select(EvidenceRecord).where(among(session, EvidenceRecord.subject_digest, digests))
     for record in session.scalars(records.order_by(EvidenceRecord.id)):
-        if record.subject_digest in rows:
-            rows[record.subject_digest].records.append(record)
+        rows[record.subject_digest].records.append(record)
     envelopes = batch_envelopes(session, [record for output in rows.values() for record in output.records])
     for output in rows.values():
         output.envelopes = envelopes  # shared by the page: a batch vouches for several of its outputs
-    entries = select(ActionCacheEntry).where(ActionCacheEntry.output_digest.between(first, last))
+    entries = select(ActionCacheEntry).where(among(session, ActionCacheEntry.output_digest, digests))
     for entry in session.scalars(entries.order_by(ActionCacheEntry.action_key)):
-        if entry.output_digest in rows:
-            rows[entry.output_digest].entries.append(entry)
+        rows[entry.output_digest].entries.append(entry)
     targets = (
         select(
             RenderTarget.id,
@@ -160,12 +219,11 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
             RenderTarget.action_key,
             RenderTarget.output_digest,
         )
-        .where(RenderTarget.output_digest.between(first, last))
+        .where(among(session, RenderTarget.output_digest, digests))
         .order_by(RenderTarget.id)
     )
     for target in session.execute(targets):
-        if target.output_digest in rows:
-            rows[target.output_digest].targets.append(target)
+        rows[target.output_digest].targets.append(target)
     return rows
 
 
