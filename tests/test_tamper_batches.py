@@ -20,6 +20,7 @@ from farm.evidence.keys import TrustedSigners
 from farm.evidence.verify import Failure
 from farm.identity.canonical import canonical_json, sha256_hex
 from farm.store.audit import check_every_output, verify_output
+from farm.store.fsck import dangling_references
 from farm.store.models import EvidenceEnvelope, EvidenceRecord, RenderTarget
 
 OUTPUTS = {
@@ -229,3 +230,19 @@ def test_two_targets_of_one_batch_with_the_same_output_each_have_their_subject(
     records = records_of(fleet, signed[0].envelope_digest)
     assert [record.subject_name for record in records] == ["render:web/prod", "render:web/staging"]
     assert failures_of(fleet, trusted) == {}
+
+
+def test_a_deleted_batch_envelope_fails_each_of_its_outputs_as_missing_and_each_record_as_dangling(
+    fleet: Fleet, trusted: TrustedSigners
+) -> None:
+    _, _, signed = fleet.render_batch("web", OUTPUTS)
+    envelope = signed[0].envelope_digest
+    tamper_evidence(fleet.sessions, "DELETE FROM evidence_envelopes WHERE digest = :d", {"d": envelope})
+    found = failures_of(fleet, trusted)
+    assert set(found) == {output.output_digest for output in signed}
+    for failures in found.values():
+        assert codes(failures) == {"envelope.missing"}
+    with fleet.sessions() as session:
+        dangling = [failure for _, failure in dangling_references(session) if failure is not None]
+    assert len(dangling) == len(signed)
+    assert all(f"batch_envelope {envelope} names no evidence_envelopes row" in f.message for f in dangling)
