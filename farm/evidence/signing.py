@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from farm.evidence.batch import build_batch_provenance, subject_reference
 from farm.evidence.dsse import sign_envelope
@@ -39,7 +40,7 @@ class SignedOutput:
     def action_key(self) -> str:
         return self.provenance.action_key
 
-    @property
+    @cached_property
     def record_key(self) -> str:
         """The ``envelope_digest`` of this output's evidence record (unique per record)."""
         if self.subject_index is None:
