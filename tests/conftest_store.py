@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from farm.evidence.keys import Signer, TrustedSigners, generate_key_pair, load_signer, signer_from_private_key
 from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
-from farm.evidence.signing import SignedOutput, sign_output
+from farm.evidence.signing import SignedOutput, rendered, sign_batch, sign_output
 from farm.identity.canonical import canonical_json, digest_of, sha256_hex
 from farm.identity.keys import batch_key
 from farm.store import migrate
@@ -323,6 +323,24 @@ def overwrite_envelope(sessions: sessionmaker[Session], evidence_id: int, data: 
             session.execute(text("ALTER TABLE evidence_records ENABLE TRIGGER USER"))
 
 
+def tamper_evidence(sessions: sessionmaker[Session], statement: str, params: dict[str, object]) -> None:
+    """Run ``statement`` past the append-only triggers of ``evidence_records`` and
+    ``evidence_envelopes``, as an attacker with write access to the database would."""
+    with sessions.begin() as session:
+        postgres = session.get_bind().dialect.name == "postgresql"
+        tables = ("evidence_records", "evidence_envelopes")
+        for table in tables:
+            if postgres:
+                session.execute(text(f"ALTER TABLE {table} DISABLE TRIGGER USER"))
+            else:
+                for operation in ("update", "delete"):
+                    session.execute(text(f"DROP TRIGGER IF EXISTS {table}_append_only_{operation}"))
+        session.execute(text(statement), params)
+        if postgres:
+            for table in tables:
+                session.execute(text(f"ALTER TABLE {table} ENABLE TRIGGER USER"))
+
+
 @dataclass(frozen=True)
 class OutputRecord:
     """What one stored render left behind, for the tests to look at."""
@@ -424,6 +442,34 @@ class Fleet:
             )
         record = OutputRecord(signed.output_digest, signed.envelope_digest, signed.action_key, evidence_id)
         return run_id, target_id, record
+
+    def render_batch(
+        self, application: str, outputs: dict[str, bytes], *, run_id: str | None = None
+    ) -> tuple[str, list[str], list[SignedOutput]]:
+        """Plan, claim, sign as one batch statement, store and finish a job of ``application``
+        with one target per profile of ``outputs`` (profile → manifests); returns (run id,
+        target ids, signed outputs) in the job's order."""
+        run_id = run_id or self.new_run()
+        targets = [(make_inputs(application, profile), application, profile) for profile in outputs]
+        job_id, target_ids = self.new_job(run_id, *targets)
+        signed = sign_batch(
+            self.signer,
+            job_id,
+            [
+                rendered(outputs[profile], self.provenance(target_id, inputs, application, profile))
+                for target_id, (inputs, _, profile) in zip(target_ids, targets, strict=True)
+            ],
+        )
+        put_signed(self.objects, signed)
+        with self.sessions.begin() as session:
+            assert claim_job(session, job_id, worker="worker-1") is not None
+            assert record_outputs(session, self.signer, signed) == {}
+            results = [
+                TargetResult(target_id, JobState.SUCCEEDED, output_digest=output.output_digest)
+                for target_id, output in zip(target_ids, signed, strict=True)
+            ]
+            assert finish_job(session, job_id, worker="worker-1", results=results)
+        return run_id, target_ids, signed
 
     def envelope(self, evidence_id: int) -> bytes:
         """The envelope bytes an evidence record holds in its row."""

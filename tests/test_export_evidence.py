@@ -49,9 +49,25 @@ def test_exported_evidence_verifies_with_securesystemslib_and_names_the_output(e
     statement = independent_verify(exported)
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
     manifests = (exported / "manifests.yaml").read_bytes()
-    assert statement["subject"][0]["digest"]["sha256"] == hashlib.sha256(manifests).hexdigest()
+    named = json.loads((exported / "manifests.yaml.subject.json").read_bytes())
+    subject = statement["subject"][named["subjectIndex"]]
+    assert subject == {"name": "render:app-1/cluster-b", "digest": named["digest"]}
+    assert subject["digest"]["sha256"] == hashlib.sha256(manifests).hexdigest()
     parameters = statement["predicate"]["buildDefinition"]["externalParameters"]
-    assert (parameters["application"], parameters["clusterProfile"]) == ("app-1", "cluster-b")
+    render = parameters["renders"][named["subjectIndex"]]
+    assert (parameters["application"], render["clusterProfile"]) == ("app-1", "cluster-b")
+
+
+def test_the_exported_batch_statement_names_every_output_of_its_job_each_by_its_target(
+    exported: Path,
+) -> None:
+    statement = independent_verify(exported)
+    names = sorted(subject["name"] for subject in statement["subject"])
+    assert names == ["render:app-1/cluster-a", "render:app-1/cluster-b"]
+    renders = statement["predicate"]["buildDefinition"]["externalParameters"]["renders"]
+    assert [f"render:app-1/{r['clusterProfile']}" for r in renders] == [
+        s["name"] for s in statement["subject"]
+    ]
 
 
 def test_an_exported_envelope_with_an_altered_payload_fails_the_independent_verifier(exported: Path) -> None:

@@ -23,6 +23,7 @@ PROFILE_TABLES = {"profile_declarations", "profile_values", "qualification_state
 BATCH_TABLES = {"render_targets", "failed_actions"}
 AUDIT_TABLES = {"audit_records"}
 PUBLISH_TABLES = {"publishes"}  # revision 0015
+ENVELOPE_TABLES = {"evidence_envelopes"}  # revision 0018: batch envelopes
 # What revision 0005 adds: qualification subjects, evidence, runs and the event log.
 QUALIFICATION_TABLES = {
     "qualification_subjects",
@@ -30,7 +31,9 @@ QUALIFICATION_TABLES = {
     "qualification_runs",
     "qualification_events",
 }
-AFTER_0001 = PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES | AUDIT_TABLES | PUBLISH_TABLES
+AFTER_0001 = (
+    PROFILE_TABLES | BATCH_TABLES | QUALIFICATION_TABLES | AUDIT_TABLES | PUBLISH_TABLES | ENVELOPE_TABLES
+)
 
 
 def _tables(url: str) -> set[str]:

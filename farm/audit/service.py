@@ -17,9 +17,9 @@ from farm.build.bounded import BoundExceeded
 from farm.build.fetch import RequestRefused, fetch_checked_request
 from farm.build.step import RenderJob, RenderOutcome, render_bounds, render_requests
 from farm.evidence.audit_record import sign_audit_record
+from farm.evidence.batch import provenance_of_subject
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer
-from farm.evidence.provenance import parse_render_provenance
 from farm.evidence.statement import parse_statement
 from farm.identity.canonical import sha256_hex
 from farm.identity.fingerprint import core_version
@@ -79,10 +79,10 @@ def cached_targets(storage: Storage, run_id: str) -> list[TargetRow]:
 def _signed_core(storage: Storage, digest: str) -> str:
     with storage.sessions() as session:
         record = first_evidence_of(session, digest)
-    if record is None:
-        return ""
-    statement = parse_statement(parse_envelope(evidence_envelope(storage.objects, record)).payload)
-    return parse_render_provenance(statement).inputs.core_version
+        if record is None:
+            return ""
+        statement = parse_statement(parse_envelope(evidence_envelope(storage.objects, record)).payload)
+    return provenance_of_subject(statement, record.subject_index).inputs.core_version
 
 
 def audit_target(storage: Storage, snapshot_digest: str, row: TargetRow) -> AuditedTarget:

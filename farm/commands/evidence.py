@@ -1,9 +1,14 @@
 """``farm export-evidence APP/CLUSTER``: a target's output, its DSSE envelope and the signers'
 public keys as files, for an independent verifier (securesystemslib's DSSE, ``cosign
-verify-blob-attestation --key``)."""
+verify-blob-attestation --key``).
+
+The envelope is the one its job signed for its whole batch: ``manifests.yaml.subject.json`` says
+which subject of the statement is this output (its position, name and digest), and the statement's
+``externalParameters.renders`` entry at that position is its provenance."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -32,10 +37,21 @@ def export_evidence_command(
     folder.mkdir(parents=True, exist_ok=True)
     written = [_write(folder / "manifests.yaml", evidence.manifests)]
     written.append(_write(folder / "manifests.yaml.intoto.json", evidence.envelope))
+    subject = {
+        "subjectIndex": evidence.subject_index,
+        "name": evidence.subject_name,
+        "digest": {"sha256": evidence.output_digest},
+    }
+    written.append(
+        _write(folder / "manifests.yaml.subject.json", json.dumps(subject, indent=2).encode() + b"\n")
+    )
     for keyid, pem in sorted(evidence.public_keys.items()):
         written.append(_write(folder / f"signer-{keyid[:16]}.pub", pem.encode("ascii")))
     for path in written:
         typer.echo(str(path))
+    typer.echo(
+        f"this output is subject {evidence.subject_index} ({evidence.subject_name}) of the signed statement"
+    )
 
 
 def _write(path: Path, data: bytes) -> Path:

@@ -32,7 +32,7 @@ from farm.core.request import RenderRequest
 from farm.evidence.failure import failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
-from farm.evidence.signing import SignedOutput, sign_output
+from farm.evidence.signing import Rendered, SignedOutput, rendered, sign_batch
 from farm.fleet.progress import finalize_run_if_done
 from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
@@ -78,6 +78,7 @@ class _Batch:
     """What a job produced before it records anything."""
 
     results: list[TargetResult] = field(default_factory=list)
+    rendered: dict[str, Rendered] = field(default_factory=dict)  # target id → its output, to sign
     signed: dict[str, SignedOutput] = field(default_factory=dict)  # target id → its signed output
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # cacheable core failures
     trusted: TrustedSigners | None = None  # read once, when a claimed target has a cached failure
@@ -130,7 +131,8 @@ def _execute(
                 f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
             )
     else:
-        _render_targets(storage, signer, job, batch)
+        _render_targets(storage, job, batch)
+        _sign_batch(signer, job, batch)
     put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
     signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
     with session_scope(storage.sessions) as session:
@@ -210,7 +212,7 @@ def _vouched(storage: Storage, target: ClaimedTarget, batch: _Batch) -> bool:
     )
 
 
-def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _Batch) -> None:
+def _render_targets(storage: Storage, job: ClaimedJob, batch: _Batch) -> None:
     reader = RequestReader(storage.objects)  # the batch's targets share their application's pack
     pending = [
         (target, request)
@@ -229,11 +231,10 @@ def _render_targets(storage: Storage, signer: Signer, job: ClaimedJob, batch: _B
             batch.fail(target, outcome.code, outcome.message, cacheable=outcome.cacheable)
         else:
             RENDER_SECONDS.observe(outcome.seconds)
-            _sign(signer, job, target, request, outcome.manifests, batch)
+            _sign(job, target, request, outcome.manifests, batch)
 
 
 def _sign(
-    signer: Signer,
     job: ClaimedJob,
     target: ClaimedTarget,
     request: RenderRequest,
@@ -247,9 +248,15 @@ def _sign(
         catalog_snapshot=job.snapshot_digest,
         target_id=target.id,
     )
-    signed = sign_output(signer, manifests, provenance)
-    batch.signed[target.id] = signed
-    batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=signed.output_digest))
+    output = rendered(manifests, provenance)
+    batch.rendered[target.id] = output
+    batch.results.append(TargetResult(target.id, JobState.SUCCEEDED, output_digest=output.output_digest))
+
+
+def _sign_batch(signer: Signer, job: ClaimedJob, batch: _Batch) -> None:
+    """One signed statement about every output of the batch (``farm.evidence.batch``)."""
+    signed = sign_batch(signer, job.id, list(batch.rendered.values()))
+    batch.signed = dict(zip(batch.rendered, signed, strict=True))
 
 
 def give_up_job(storage: Storage, job_id: str, error: BaseException) -> bool:

@@ -32,12 +32,16 @@ def recent_runs(storage: Storage, limit: int = 20) -> list[models.FleetRun]:
 
 @dataclass(frozen=True)
 class TargetEvidence:
-    """What ``farm export-evidence`` hands a user: the output, its envelope, the signers' keys."""
+    """What ``farm export-evidence`` hands a user: the output, its envelope, the signers' keys,
+    and which subject of the envelope's statement is this output (a batch statement names every
+    output of its job; a statement written before batches has this output as its only subject)."""
 
     output_digest: str
     manifests: bytes
     envelope: bytes
     public_keys: dict[str, str]  # key id → PEM, for every key that signed the envelope
+    subject_index: int = 0
+    subject_name: str = ""
 
 
 def target_evidence(storage: Storage, application: str, cluster: str) -> TargetEvidence:
@@ -56,7 +60,7 @@ def target_evidence(storage: Storage, application: str, cluster: str) -> TargetE
             raise LookupError(f"no output for target {application}/{cluster} (farm run renders it)")
         found = check_output(session, storage.objects, trusted, digest)
         envelopes = [
-            evidence_envelope(storage.objects, record)
+            (evidence_envelope(storage.objects, record), record.subject_index or 0, record.subject_name)
             for record, provenance in found.records
             if provenance is not None
             and (provenance.application, provenance.cluster_profile) == (application, cluster)
@@ -65,7 +69,7 @@ def target_evidence(storage: Storage, application: str, cluster: str) -> TargetE
         raise LookupError(
             f"output {digest} of {application}/{cluster} does not verify; farm verify --output {digest} says why"
         )
-    envelope = envelopes[-1]
+    envelope, index, name = envelopes[-1]
     keyids = [signature.keyid for signature in parse_envelope(envelope).signatures]
     keys = {keyid: public_key_pem(trusted[keyid]) for keyid in keyids if keyid in trusted}
-    return TargetEvidence(digest, storage.objects.get(digest), envelope, keys)
+    return TargetEvidence(digest, storage.objects.get(digest), envelope, keys, index, name)

@@ -2,7 +2,8 @@
 
 ``folders`` (the default): one branch; each cluster's outputs in ``clusters/<cluster>/``.
 ``branches``: a branch ``<branch>-<cluster>`` per cluster, its outputs at the root. Beside each
-``<application>.yaml`` its DSSE envelope ``<application>.intoto.json``; at the root of every branch
+``<application>.yaml`` the DSSE envelope vouching for it ``<application>.intoto.json`` (its job's
+batch statement, a subject of which is this output); at the root of every branch
 ``keys/<keyid>.pub``, the trusted public keys that verify them.
 
 A published cluster's folder (branch) becomes exactly its outputs, so a removed target's files go;

@@ -20,8 +20,9 @@ The entry points for the scheduler and the workers:
 - ``snapshots.persist_snapshot(...)``: documents, request packs and the manifest as blobs,
   then the rows; ``snapshots.RequestReader(objects).request(digest, pack)``: a verified ``RenderRequest``.
 - ``outputs.put_signed(objects, outputs)`` then ``outputs.record_outputs(session, signer, outputs)``:
-  a batch's manifests durable, then its rows (each evidence row holding its DSSE envelope, which
+  a batch's manifests durable, then its rows (the batch's DSSE envelope once, in
+  ``evidence_envelopes``, and an evidence row per output naming it and its subject, which
   ``outputs.evidence_envelope`` reads back); ``outputs.record_failures`` caches core failures.
-  Signing is ``farm.evidence.signing.sign_output``'s job.
+  Signing is ``farm.evidence.signing.sign_batch``'s job.
 - ``audit.verify_output(...)`` and ``audit.sweep(...)``: what ``farm verify`` and ``farm gc`` run.
 """

@@ -6,10 +6,14 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   its digest (``blob.corrupt``, which also catches truncation);
 - at least one evidence record vouches for it (``evidence.missing``), and every action-cache
   entry for it points at one of those records (``evidence.not_linked``);
-- each evidence record's envelope (held in its row, or an older row's blob) is there and intact
-  (``envelope.missing``, ``envelope.corrupt``) and passes
+- each evidence record's envelope (its batch's, or held in its row, or an older row's blob) is
+  there and intact (``envelope.missing``, ``envelope.corrupt``) and passes
   ``farm.evidence.verify.verify_render_evidence``: a signature by a trusted key, a statement whose
-  subject is the output digest, a coherent provenance whose action key is the recorded one;
+  subject is the output digest (for a batch statement: the subject at the record's position has
+  the output's digest and the record's subject name), a coherent provenance whose action key is
+  the recorded one; a batch record's key is the reference to that subject
+  (``evidence.reference_mismatch``). A batch envelope is checked once while it stays in the
+  bounded ``EnvelopeCache``;
 - every target row pointing at the output is one a statement about it names: application,
   cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
   and what differs); every action-cache entry's key is the one signed in the statement of the
@@ -30,9 +34,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from farm.evidence.batch import subject_reference
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.provenance import RenderProvenance
-from farm.evidence.verify import Failure, verify_render_evidence
+from farm.evidence.verify import EnvelopeCache, Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
     ActionCacheEntry,
@@ -45,11 +50,11 @@ from farm.store.models import (
     RenderTarget,
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
-from farm.store.outputs import evidence_envelope
-from farm.store.runs import targets_of_run
+from farm.store.outputs import batch_envelopes, evidence_envelope
+from farm.store.runs import among, targets_of_run
 from farm.store.snapshots import manifest_references
 
-PAGE = 250  # outputs per keyset page of ``check_every_output``: its evidence envelopes are held with it
+PAGE = 250  # evidence records per page of ``check_every_output``: its outputs' rows are held with it
 
 # ---------------------------------------------------------------------------------------------
 # Verification
@@ -76,7 +81,9 @@ def check_output(
         return OutputEvidence(
             [], [Failure("output.unknown", f"output {digest}", "no render output has this digest")]
         )
-    return _check_output_rows(objects, trusted, digest, row.size_bytes, _rows_of(session, [digest])[digest])
+    return _check_output_rows(
+        objects, trusted, digest, row.size_bytes, _rows_of(session, [digest])[digest], EnvelopeCache()
+    )
 
 
 def verify_output(
@@ -89,52 +96,118 @@ def verify_output(
 def check_every_output(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, page: int = PAGE
 ) -> Iterator[tuple[str, list[Failure]]]:
-    """(digest, failures) for every output in digest order, ``check_output``'s checks a keyset page
-    at a time: one query per page for the outputs, one each for the evidence records, the cache
-    rows and the target rows pointing at them, so a page costs four queries, not four per output.
-    The rows of a page are dropped before the next is read."""
-    last = ""
+    """(digest, failures) for every output, ``check_output``'s checks a page at a time: first the
+    outputs evidence records vouch for, in the order of their first record, then those none does,
+    in digest order.
+
+    The records of a job's batch are consecutive, so walking the records in id order meets each
+    batch envelope on one or two pages, and the bounded ``EnvelopeCache`` verifies it once (in
+    digest order, a batch's outputs are spread over every page). A page costs a few queries, not a
+    few per output: its records, the outputs whose first record it holds, their evidence records,
+    batch envelopes, cache rows and target rows. The rows of a page are dropped before the next is
+    read."""
+    cache = EnvelopeCache()
+    last_id = 0
     while True:
-        outputs = session.execute(
-            select(RenderOutput.digest, RenderOutput.size_bytes)
-            .where(RenderOutput.digest > last)
-            .order_by(RenderOutput.digest)
+        records = session.execute(
+            select(EvidenceRecord.id, EvidenceRecord.subject_digest)
+            .where(EvidenceRecord.id > last_id)
+            .order_by(EvidenceRecord.id)
             .limit(page)
         ).all()
-        if not outputs:
-            return
-        rows = _rows_of(session, [digest for digest, _ in outputs])
-        for digest, size in outputs:
-            yield digest, _check_output_rows(objects, trusted, digest, size, rows[digest]).failures
+        if not records:
+            break
+        yield from _check_outputs(session, objects, trusted, _first_vouched(session, records), cache)
         session.expunge_all()  # the identity map would grow with every page read
-        if len(outputs) < page:
+        if len(records) < page:
+            break
+        last_id = records[-1].id
+    last = ""
+    while True:
+        unvouched = (
+            select(RenderOutput.digest)
+            .where(
+                RenderOutput.digest > last,
+                ~select(EvidenceRecord.id)
+                .where(EvidenceRecord.subject_digest == RenderOutput.digest)
+                .exists(),
+            )
+            .order_by(RenderOutput.digest)
+            .limit(page)
+        )
+        digests = list(session.scalars(unvouched))
+        if not digests:
             return
-        last = outputs[-1].digest
+        yield from _check_outputs(session, objects, trusted, digests, cache)
+        session.expunge_all()
+        if len(digests) < page:
+            return
+        last = digests[-1]
+
+
+def _first_vouched(session: Session, records: list[Any]) -> list[str]:
+    """The subject digests of a page of records whose first record is on the page."""
+    candidates = list(dict.fromkeys(digest for _, digest in records))
+    earlier = set(
+        session.scalars(
+            select(EvidenceRecord.subject_digest)
+            .where(
+                among(session, EvidenceRecord.subject_digest, candidates), EvidenceRecord.id < records[0].id
+            )
+            .distinct()
+        )
+    )
+    return [digest for digest in candidates if digest not in earlier]
+
+
+def _check_outputs(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digests: list[str], cache: EnvelopeCache
+) -> Iterator[tuple[str, list[Failure]]]:
+    """Every check of the outputs among ``digests`` (a digest with no output row is skipped: the
+    reference check reports a record naming no output)."""
+    if not digests:
+        return
+    sizes = dict(
+        session.execute(
+            select(RenderOutput.digest, RenderOutput.size_bytes).where(
+                among(session, RenderOutput.digest, digests)
+            )
+        ).all()
+    )
+    outputs = [digest for digest in digests if digest in sizes]
+    if not outputs:
+        return
+    rows = _rows_of(session, outputs)
+    for digest in outputs:
+        yield (
+            digest,
+            _check_output_rows(objects, trusted, digest, sizes[digest], rows[digest], cache).failures,
+        )
 
 
 @dataclass
 class _OutputRows:
-    """The rows pointing at one output: its evidence records (oldest first), the action-cache rows
-    and the target rows (by id)."""
+    """The rows pointing at one output: its evidence records (oldest first) with the batch envelopes
+    they name, the action-cache rows and the target rows (by id)."""
 
     records: list[EvidenceRecord] = field(default_factory=list)
+    envelopes: dict[str, bytes] = field(default_factory=dict)
     entries: list[ActionCacheEntry] = field(default_factory=list)
     targets: list[Any] = field(default_factory=list)
 
 
 def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
-    """The rows pointing at ``digests`` (in the database's order of the digest column): one range
-    query per table, rows of digests between them that are not outputs left out."""
+    """The rows pointing at ``digests`` (a page of them): one query per table."""
     rows = {digest: _OutputRows() for digest in digests}
-    first, last = digests[0], digests[-1]
-    records = select(EvidenceRecord).where(EvidenceRecord.subject_digest.between(first, last))
+    records = select(EvidenceRecord).where(among(session, EvidenceRecord.subject_digest, digests))
     for record in session.scalars(records.order_by(EvidenceRecord.id)):
-        if record.subject_digest in rows:
-            rows[record.subject_digest].records.append(record)
-    entries = select(ActionCacheEntry).where(ActionCacheEntry.output_digest.between(first, last))
+        rows[record.subject_digest].records.append(record)
+    envelopes = batch_envelopes(session, [record for output in rows.values() for record in output.records])
+    for output in rows.values():
+        output.envelopes = envelopes  # shared by the page: a batch vouches for several of its outputs
+    entries = select(ActionCacheEntry).where(among(session, ActionCacheEntry.output_digest, digests))
     for entry in session.scalars(entries.order_by(ActionCacheEntry.action_key)):
-        if entry.output_digest in rows:
-            rows[entry.output_digest].entries.append(entry)
+        rows[entry.output_digest].entries.append(entry)
     targets = (
         select(
             RenderTarget.id,
@@ -146,17 +219,21 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
             RenderTarget.action_key,
             RenderTarget.output_digest,
         )
-        .where(RenderTarget.output_digest.between(first, last))
+        .where(among(session, RenderTarget.output_digest, digests))
         .order_by(RenderTarget.id)
     )
     for target in session.execute(targets):
-        if target.output_digest in rows:
-            rows[target.output_digest].targets.append(target)
+        rows[target.output_digest].targets.append(target)
     return rows
 
 
 def _check_output_rows(
-    objects: ObjectStore, trusted: TrustedSigners, digest: str, size: int, rows: _OutputRows
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    digest: str,
+    size: int,
+    rows: _OutputRows,
+    cache: EnvelopeCache,
 ) -> OutputEvidence:
     """Every check of one output whose rows are read: blob, each statement, the cache and target rows."""
     target = f"output {digest}"
@@ -165,7 +242,7 @@ def _check_output_rows(
         failures.append(Failure("evidence.missing", target, "no evidence record vouches for this output"))
     checked = []
     for record in rows.records:
-        provenance, found = _verify_record(objects, trusted, record, digest)
+        provenance, found = _verify_record(objects, trusted, record, digest, rows.envelopes, cache)
         checked.append((record, provenance))
         failures += found
     failures += _check_cache_links(rows.entries, {record.id for record in rows.records}, target)
@@ -299,18 +376,49 @@ def _check_output_blob(objects: ObjectStore, digest: str, size: int, target: str
 
 
 def _verify_record(
-    objects: ObjectStore, trusted: TrustedSigners, record: EvidenceRecord, digest: str
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    record: EvidenceRecord,
+    digest: str,
+    envelopes: dict[str, bytes],
+    cache: EnvelopeCache,
 ) -> tuple[RenderProvenance | None, list[Failure]]:
-    target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
+    batch = record.batch_envelope
+    if batch is None:
+        target = f"output {digest}, evidence {record.id} (envelope {record.envelope_digest})"
+    else:
+        target = f"output {digest}, evidence {record.id} (subject {record.subject_index} of envelope {batch})"
     try:
-        envelope_bytes = evidence_envelope(objects, record)
+        envelope_bytes = evidence_envelope(objects, record, envelopes)
     except BlobMissingError as error:
         return None, [Failure("envelope.missing", target, str(error))]
     except BlobCorruptError as error:
         return None, [Failure("envelope.corrupt", target, str(error))]
-    return verify_render_evidence(
-        digest, envelope_bytes, trusted, target=target, expected_action_key=record.action_key
+    failures: list[Failure] = []
+    if batch is not None:
+        if record.subject_index is None:
+            return None, [
+                Failure("statement.subject_mismatch", target, "the record names no subject of its batch")
+            ]
+        if record.envelope_digest != subject_reference(batch, record.subject_index):
+            failures.append(
+                Failure(
+                    "evidence.reference_mismatch",
+                    target,
+                    f"the record's key {record.envelope_digest} is not the reference to its subject",
+                )
+            )
+    provenance, found = verify_render_evidence(
+        digest,
+        envelope_bytes,
+        trusted,
+        target=target,
+        expected_action_key=record.action_key,
+        subject_index=record.subject_index if batch is not None else None,
+        subject_name=record.subject_name if batch is not None else None,
+        cache=cache,
     )
+    return provenance, failures + found
 
 
 def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], target: str) -> list[Failure]:

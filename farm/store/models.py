@@ -322,10 +322,27 @@ class FailedAction(Base):
     envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
+class EvidenceEnvelope(Base):
+    """The DSSE envelope of a batch statement, stored once for the evidence records of its
+    subjects (revision 0018). Append-only: triggers refuse UPDATE/DELETE."""
+
+    __tablename__ = "evidence_envelopes"
+
+    digest: Mapped[str] = mapped_column(Digest, primary_key=True)
+    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
 class EvidenceRecord(Base):
-    """A signed statement about a render output: its DSSE envelope is held in the row (``envelope``,
-    whose sha256 is ``envelope_digest``); a row written before revision 0010 has no ``envelope``
-    and names a blob instead. Append-only: triggers refuse UPDATE/DELETE."""
+    """A signed statement about a render output, one row per output it vouches for.
+
+    A row of a batch (revision 0018) names the batch envelope (``batch_envelope``, a row of
+    ``evidence_envelopes``) and the position of its subject in that statement (``subject_index``);
+    its ``envelope_digest`` is then the sha256 of ``"<batch envelope>/<index>"``
+    (``farm.evidence.batch.subject_reference``). A row written before holds its own envelope
+    (``envelope``, whose sha256 is ``envelope_digest``), or before revision 0010 names a blob.
+    Append-only: triggers refuse UPDATE/DELETE."""
 
     __tablename__ = "evidence_records"
 
@@ -344,6 +361,8 @@ class EvidenceRecord(Base):
     selection: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
+    batch_envelope: Mapped[str | None] = mapped_column(Digest, index=True)
+    subject_index: Mapped[int | None] = mapped_column(Integer)
 
 
 class ActionCacheEntry(Base):
@@ -563,7 +582,10 @@ BLOB_REFERENCES = tuple(
         (ClusterProfile.blob_digest, None),
         (RenderOutput.digest, None),
         # an envelope is a blob of its own only on a row written before revision 0010
-        (EvidenceRecord.envelope_digest, EvidenceRecord.envelope.is_(None)),
+        (
+            EvidenceRecord.envelope_digest,
+            and_(EvidenceRecord.envelope.is_(None), EvidenceRecord.batch_envelope.is_(None)),
+        ),
         (RenderTarget.request_pack, None),
         # a request is a blob of its own only on a row written before request packs
         (RenderTarget.request_digest, RenderTarget.request_pack.is_(None)),

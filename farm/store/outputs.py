@@ -5,10 +5,11 @@ then ``record_outputs`` writes the rows (outputs, signer, evidence records, acti
 in the caller's transaction, the same one that records the batch's targets. A crash between the
 two leaves blobs without rows, never a row without its blob; ``farm gc`` sweeps such blobs.
 
-An evidence record holds its DSSE envelope in the row (``evidence_envelope`` reads it): a signed
-envelope is a small document only ever read through its record, so it is written with the
-record, in the same transaction, rather than as a file or an object-store PUT of its own per
-target. Rows written before revision 0010 name an envelope blob instead, which is still read.
+A batch's outputs share one signed statement: its envelope is written once, in
+``evidence_envelopes``, and each output's evidence record names it and its subject's position
+(``evidence_envelope`` reads it back), in the same transaction, rather than as a file or an
+object-store PUT. Rows written before revision 0018 hold their own envelope in the row, and rows
+written before revision 0010 name an envelope blob; both are still read.
 
 Idempotent: an output already stored keeps its row; an action key already in the cache keeps its
 entry. The same action key producing *different* bytes is a determinism violation, reported per
@@ -18,20 +19,27 @@ Signing is not done here: ``farm.evidence.signing`` produces the ``SignedOutput`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import Insert, Table, delete, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from farm.evidence.failure import SignedFailure
 from farm.evidence.keys import Signer
 from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
 from farm.identity.canonical import sha256_hex
-from farm.store.models import ActionCacheEntry, EvidenceRecord, FailedAction, RenderOutput, utcnow
-from farm.store.objects import BlobCorruptError, ObjectStore
+from farm.store.models import (
+    ActionCacheEntry,
+    EvidenceEnvelope,
+    EvidenceRecord,
+    FailedAction,
+    RenderOutput,
+    utcnow,
+)
+from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.repository import ensure_signer, insert_ignoring
 from farm.store.runs import KEY_CHUNK, among, cached_outputs, chunks
 
@@ -56,11 +64,30 @@ def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
         objects.put_many([output.manifests for output in outputs])
 
 
-def evidence_envelope(objects: ObjectStore, record: EvidenceRecord) -> bytes:
-    """The DSSE envelope of ``record``, checked against its ``envelope_digest``: the bytes held in
-    the row, or for a row written before revision 0010, the blob it names. Raises
-    ``BlobCorruptError`` when the bytes do not hash to the digest, ``BlobMissingError`` when an
-    older row's blob is gone."""
+def batch_envelopes(session: Session, records: Sequence[EvidenceRecord]) -> dict[str, bytes]:
+    """The batch envelopes ``records`` name, by digest (one query per chunk of digests)."""
+    wanted = sorted({record.batch_envelope for record in records if record.batch_envelope is not None})
+    found: dict[str, bytes] = {}
+    for chunk in chunks(wanted, KEY_CHUNK):
+        rows = session.execute(
+            select(EvidenceEnvelope.digest, EvidenceEnvelope.envelope).where(
+                among(session, EvidenceEnvelope.digest, chunk)
+            )
+        )
+        found.update({digest: envelope for digest, envelope in rows})
+    return found
+
+
+def evidence_envelope(
+    objects: ObjectStore, record: EvidenceRecord, batches: Mapping[str, bytes] | None = None
+) -> bytes:
+    """The DSSE envelope vouching for ``record``, checked against its digest: the batch envelope
+    it names (from ``batches``, else read through the record's session), the bytes held in the
+    row, or for a row written before revision 0010, the blob it names. Raises
+    ``BlobCorruptError`` when the bytes do not hash to the digest, ``BlobMissingError`` when the
+    envelope is gone."""
+    if record.batch_envelope is not None:
+        return _batch_envelope(record, batches)
     if record.envelope is None:
         return objects.get(record.envelope_digest)
     actual = sha256_hex(record.envelope)
@@ -69,6 +96,22 @@ def evidence_envelope(objects: ObjectStore, record: EvidenceRecord) -> bytes:
             record.envelope_digest, actual, len(record.envelope), f"the row of evidence record {record.id}"
         )
     return record.envelope
+
+
+def _batch_envelope(record: EvidenceRecord, batches: Mapping[str, bytes] | None) -> bytes:
+    digest = record.batch_envelope
+    assert digest is not None
+    if batches is None:
+        session = object_session(record)
+        batches = batch_envelopes(session, [record]) if session is not None else {}
+    envelope = batches.get(digest)
+    where = f"evidence_envelopes (named by evidence record {record.id})"
+    if envelope is None:
+        raise BlobMissingError(digest, where)
+    actual = sha256_hex(envelope)
+    if actual != digest:
+        raise BlobCorruptError(digest, actual, len(envelope), where)
+    return envelope
 
 
 def _insert_ignoring(session: Session, table: Table) -> Insert:
@@ -135,6 +178,15 @@ def record_outputs_once(
     if not kept:
         return Recorded(refused, already)
     ensure_signer(session, signer.keyid, signer.public_key_pem)
+    envelopes = {o.envelope_digest: o for o in kept if o.subject_index is not None}
+    if envelopes:
+        session.execute(
+            _insert_ignoring(session, EvidenceEnvelope.__table__),
+            [
+                {"digest": d, "envelope": o.envelope, "signer_keyid": o.signer_keyid, "created_at": now}
+                for d, o in envelopes.items()
+            ],
+        )
     session.execute(
         _insert_ignoring(session, RenderOutput.__table__),
         [{"digest": o.output_digest, "size_bytes": len(o.manifests), "created_at": now} for o in kept],
@@ -143,12 +195,12 @@ def record_outputs_once(
         _insert_ignoring(session, EvidenceRecord.__table__),
         [_evidence_row(output, now) for output in kept],
     )
-    evidence = _evidence_ids(session, [output.envelope_digest for output in kept])
+    evidence = _evidence_ids(session, [output.record_key for output in kept])
     new_entries = [
         {
             "action_key": output.action_key,
             "output_digest": output.output_digest,
-            "evidence_id": evidence[output.envelope_digest],
+            "evidence_id": evidence[output.record_key],
             "created_at": now,
         }
         for output in kept
@@ -172,9 +224,12 @@ def _lock_action_keys(session: Session, keys: Sequence[str]) -> None:
 
 def _evidence_row(output: SignedOutput, now: datetime) -> dict[str, object]:
     provenance = output.provenance
+    batch = output.subject_index is not None
     return {
-        "envelope_digest": output.envelope_digest,
-        "envelope": output.envelope,
+        "envelope_digest": output.record_key,
+        "envelope": None if batch else output.envelope,
+        "batch_envelope": output.envelope_digest if batch else None,
+        "subject_index": output.subject_index,
         "statement_digest": output.statement_digest,
         "subject_name": provenance.subject_name,
         "subject_digest": output.output_digest,

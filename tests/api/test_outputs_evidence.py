@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from conftest_store import overwrite_envelope
+from conftest_store import tamper_evidence
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from api.conftest import FinishedRun
-from farm.store.models import EvidenceRecord
+from farm.store.models import EvidenceEnvelope
 
 
 def _output_digest(client: TestClient, run_id: str) -> str:
@@ -40,9 +40,13 @@ def test_a_tampered_envelope_makes_the_signature_invalid_with_the_reason(
     envelope = client.get(f"/api/outputs/{digest}/evidence").json()["provenance"][0]["envelope_digest"]
     sessions = finished_run.env.storage.sessions
     with sessions() as session:
-        record = session.scalar(select(EvidenceRecord).where(EvidenceRecord.envelope_digest == envelope))
-    assert record is not None and record.envelope is not None
-    overwrite_envelope(sessions, record.id, record.envelope.replace(b'"sig"', b'"sig" '))
+        stored = session.scalar(select(EvidenceEnvelope.envelope).where(EvidenceEnvelope.digest == envelope))
+    assert stored is not None  # the batch envelope of the output's job
+    tamper_evidence(
+        sessions,
+        "UPDATE evidence_envelopes SET envelope = :data WHERE digest = :digest",
+        {"data": stored.replace(b'"sig"', b'"sig" '), "digest": envelope},
+    )
     body = client.get(f"/api/outputs/{digest}/evidence").json()
     assert body["signature"] == "invalid"
     assert body["failures"][0]["code"] == "envelope.corrupt" and envelope in body["failures"][0]["message"]

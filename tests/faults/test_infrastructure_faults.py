@@ -141,15 +141,14 @@ REFUSAL_SECONDS = 4.0
 
 
 def _blobs_of_rows(farm) -> set[str]:
-    """Every blob a row points at: outputs and targets' outputs (evidence holds its envelope in
-    its row, which the test checks as well)."""
+    """Every blob a row points at: outputs and targets' outputs (evidence names its batch envelope,
+    held in a row, which the test checks as well)."""
     with session_scope(farm.storage.sessions) as session:
         outputs = set(session.scalars(select(models.RenderOutput.digest)))
         targets = set(session.scalars(select(models.RenderTarget.output_digest)))
-        assert (
-            session.scalar(select(models.EvidenceRecord.id).where(models.EvidenceRecord.envelope.is_(None)))
-            is None
-        )
+        named = set(session.scalars(select(models.EvidenceRecord.batch_envelope)))
+        held = set(session.scalars(select(models.EvidenceEnvelope.digest)))
+        assert named and None not in named and named <= held
     return (outputs | targets) - {None}
 
 

@@ -169,7 +169,9 @@ def test_a_published_clone_verifies_with_securesystemslib_and_the_published_publ
         )
         statement = json.loads(payload)
         manifests = envelope_path.with_name(envelope_path.name.replace(".intoto.json", ".yaml")).read_bytes()
-        assert statement["subject"][0]["digest"]["sha256"] == hashlib.sha256(manifests).hexdigest()
+        application, cluster = envelope_path.name.removesuffix(".intoto.json"), envelope_path.parent.name
+        named = {subject["name"]: subject["digest"]["sha256"] for subject in statement["subject"]}
+        assert named[f"render:{application}/{cluster}"] == hashlib.sha256(manifests).hexdigest()
         checked += 1
     assert checked == len(APPS) * len(CLUSTERS)
 

@@ -74,7 +74,8 @@ def test_an_oci_publish_pushes_a_flux_artifact_per_cluster_tagged_with_the_run_i
             envelope_digest = titles[name.replace(".yaml", ".intoto.json")]["digest"]
             envelope = json.loads(_blob(registry, repository, envelope_digest))
             statement = json.loads(base64.b64decode(envelope["payload"]))
-            assert statement["subject"][0]["digest"]["sha256"] == hashlib.sha256(data).hexdigest()
+            named = {subject["name"]: subject["digest"]["sha256"] for subject in statement["subject"]}
+            assert named[f"render:{name.removesuffix('.yaml')}/{cluster}"] == hashlib.sha256(data).hexdigest()
         assert any(title.startswith("keys/") for title in titles)
 
 

@@ -51,7 +51,8 @@ class SignatureFailure(BaseModel):
 
 class Provenance(BaseModel):
     evidence_id: int
-    envelope_digest: str
+    envelope_digest: str  # the envelope that vouches: its job's batch envelope, or the record's own
+    subject_index: int | None = None  # this output's subject in a batch statement
     signer_keyid: str
     statement: dict[str, str] | None  # what the signed statement says; None when it is unreadable
 
@@ -102,7 +103,8 @@ def output_evidence(storage: Storage, digest: str) -> OutputEvidence:
         provenance=[
             Provenance(
                 evidence_id=record.id,
-                envelope_digest=record.envelope_digest,
+                envelope_digest=record.batch_envelope or record.envelope_digest,
+                subject_index=record.subject_index,
                 signer_keyid=record.signer_keyid,
                 statement=_statement(provenance),
             )
