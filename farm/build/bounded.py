@@ -1,10 +1,12 @@
 """Bounded renders: every render runs in a render child process, bounded in time and memory.
 
 Each worker process (a pool process of the local executor, a Celery pool process) forks one
-render child the first time it renders and keeps it: the child renders one request at a time,
-sent over a pipe, and sends the outcome back, so the core's imports and caches stay warm across
-jobs. The worker waits at most ``seconds`` for each outcome: a render past it is killed with its
-child and its target fails with ``render.timeout``. The child's address space is bounded to what
+render child the first time it renders and keeps it: the child is sent a batch's requests at once,
+over a pipe, renders them one at a time and sends each outcome back as it is done, so the core's
+imports and caches stay warm across jobs. One message per batch, not per request: the documents
+the batch's requests share (its application, its values) are pickled and sent once. The worker
+waits at most ``seconds`` for each outcome: a render past it is killed with its child and its
+target fails with ``render.timeout``, and the requests after it go to a new child. The child's address space is bounded to what
 it held when it started plus ``memory_bytes``: a render that exhausts it fails with
 ``render.memory``. A child that dies any other way fails its target with ``render.crashed``. In
 each case the next render starts a new child, so the siblings of a hostile target still render.
@@ -65,8 +67,7 @@ def run_bounded(
     (it turns its errors into outcomes); items and outcomes must pickle."""
     if not hasattr(os, "fork"):
         return [work(item) for item in items]
-    child = _child_for(work, bounds)
-    return [child.run(item) for item in items]
+    return _child_for(work, bounds).run(items)
 
 
 _children: dict[tuple[Any, RenderBounds], _RenderChild] = {}
@@ -106,21 +107,27 @@ class _RenderChild:
         self.pid: int | None = None
         self.to_child = self.from_child = -1
 
-    def run(self, item: Any) -> Any:
-        if self.pid is None:
-            self._start()
-        deadline = time.monotonic() + self.bounds.seconds
-        try:
-            _send(self.to_child, item)
-            outcome = _receive(self.from_child, deadline)
-        except (BrokenPipeError, EOFError):
-            return self._died()
-        except TimeoutError:
-            self.stop()
-            return BoundExceeded(
-                RENDER_TIMEOUT, f"the render took longer than {self.bounds.seconds:g} s and was stopped"
-            )
-        return outcome
+    def run(self, items: Sequence[Any]) -> list[Any]:
+        """The outcome of each item, in order. The child renders in order, so the item whose
+        outcome is awaited when it dies or overruns is the one that killed it; the items after
+        it are sent to a new child."""
+        outcomes: list[Any] = []
+        while len(outcomes) < len(items):
+            if self.pid is None:
+                self._start()
+            deadline = time.monotonic() + self.bounds.seconds
+            try:
+                _send(self.to_child, list(items[len(outcomes) :]))
+                while len(outcomes) < len(items):
+                    outcomes.append(_receive(self.from_child, deadline))
+                    deadline = time.monotonic() + self.bounds.seconds
+            except (BrokenPipeError, EOFError):
+                outcomes.append(self._died())
+            except TimeoutError:
+                self.stop()
+                message = f"the render took longer than {self.bounds.seconds:g} s and was stopped"
+                outcomes.append(BoundExceeded(RENDER_TIMEOUT, message))
+        return outcomes
 
     def _start(self) -> None:
         requests_read, requests_write = os.pipe()
@@ -181,11 +188,12 @@ def _serve(work: Callable[[Any], Any], requests: int, outcomes: int, memory_byte
             )
         while True:
             try:
-                item = _receive(requests, None)
+                items = _receive(requests, None)
             except EOFError:
                 break
-            _send(outcomes, work(item))
-            del item
+            items.reverse()
+            while items:  # each request is dropped once rendered
+                _send(outcomes, work(items.pop()))
     except MemoryError:
         status = _MEMORY_EXIT
     except BaseException:  # noqa: BLE001 - the worker names the target that died

@@ -33,12 +33,12 @@ from farm.evidence.failure import failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import SignedOutput, sign_output
-from farm.fleet.progress import finalize_run_if_done
+from farm.fleet.progress import after_job_recorded, finalize_run_if_done, finalize_run_in_transaction
 from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
-from farm.store.db import session_scope
+from farm.store.db import connection_scope, session_scope
 from farm.store.models import JobState
 from farm.store.objects import ObjectStoreUnavailableError
 from farm.store.outputs import put_signed, record_failures, record_outputs
@@ -93,8 +93,8 @@ def run_job(
     storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_batch_key: str | None = None
 ) -> JobOutcome:
     started = time.perf_counter()
-    with session_scope(storage.sessions) as session:
-        job = claim_job(session, job_id, worker=worker)
+    with connection_scope(storage.sessions) as connection:
+        job = claim_job(connection, job_id, worker=worker)
     if job is None:
         return JobOutcome(job_id, SKIPPED)
     try:
@@ -141,7 +141,8 @@ def _execute(
             session.rollback()
             log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
             return JobOutcome(job.id, SKIPPED)
-    finalize_run_if_done(storage, job.run_id)
+        finished = finalize_run_in_transaction(session, job.run_id)
+    after_job_recorded(storage, job.run_id, finished)
     counts = {state: sum(1 for r in results if r.state is state) for state in JobState}
     return JobOutcome(
         job.id,
