@@ -106,6 +106,7 @@ class _RenderChild:
         self.work, self.bounds, self.owner = work, bounds, os.getpid()
         self.pid: int | None = None
         self.to_child = self.from_child = -1
+        self.outcomes = _Frames(-1)
 
     def run(self, items: Sequence[Any]) -> list[Any]:
         """The outcome of each item, in order. The child renders in order, so the item whose
@@ -119,7 +120,7 @@ class _RenderChild:
             try:
                 _send(self.to_child, list(items[len(outcomes) :]))
                 while len(outcomes) < len(items):
-                    outcomes.append(_receive(self.from_child, deadline))
+                    outcomes.append(self.outcomes.receive(deadline))
                     deadline = time.monotonic() + self.bounds.seconds
             except (BrokenPipeError, EOFError):
                 outcomes.append(self._died())
@@ -140,6 +141,7 @@ class _RenderChild:
         os.close(requests_read)
         os.close(outcomes_write)
         self.pid, self.to_child, self.from_child = pid, requests_write, outcomes_read
+        self.outcomes = _Frames(outcomes_read)
 
     def _died(self) -> BoundExceeded:
         pid = self.pid
@@ -188,7 +190,7 @@ def _serve(work: Callable[[Any], Any], requests: int, outcomes: int, memory_byte
             )
         while True:
             try:
-                items = _receive(requests, None)
+                items = _receive(requests)
             except EOFError:
                 break
             items.reverse()
@@ -209,20 +211,43 @@ def _send(fd: int, value: Any) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _receive(fd: int, deadline: float | None) -> Any:
-    """One value from ``fd``; EOFError when the other end closed, TimeoutError past ``deadline``."""
-    header = _read_exactly(fd, _HEADER.size, deadline)
-    (size,) = _HEADER.unpack(header)
-    return pickle.loads(_read_exactly(fd, size, deadline))
+def _receive(fd: int) -> Any:
+    """One value from ``fd`` (the render child's side: it waits as long as it takes); EOFError
+    when the other end closed."""
+    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    return pickle.loads(_read_exactly(fd, size))
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+class _Frames:
+    """The values a render child sends, read as many at a time as the pipe holds (one read
+    and no wait for the outcomes that arrived while the worker took the previous one)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def receive(self, deadline: float) -> Any:
+        """The next value; EOFError when the child closed its end, TimeoutError past ``deadline``."""
+        buffer = self.buffer
+        while True:
+            if len(buffer) >= _HEADER.size:
+                end = _HEADER.size + _HEADER.unpack_from(buffer)[0]
+                if len(buffer) >= end:
+                    value = pickle.loads(buffer[_HEADER.size : end])
+                    del buffer[:end]
+                    return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(self.fd, _READ)
+            if not chunk:
+                raise EOFError
+            buffer += chunk
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
     chunks, missing = [], size
     while missing:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError
         chunk = os.read(fd, min(missing, _READ))
         if not chunk:
             raise EOFError
