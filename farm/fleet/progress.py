@@ -6,13 +6,19 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from sqlalchemy.orm import Session
-
 from farm.core.errors import bound_message
 from farm.logs import job_log_context
 from farm.store import models
 from farm.store.context import Storage
-from farm.store.db import connection_scope, read_connection, read_scope, session_scope, writers_serialized
+from farm.store.db import (
+    Connection,
+    Session,
+    connection_scope,
+    read_scope,
+    read_statement,
+    session_scope,
+    writers_serialized,
+)
 from farm.store.models import JobState
 from farm.store.runs import (
     CACHED_FAILURE,
@@ -77,7 +83,7 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     read-only transaction; only when nothing is open does a write follow, and that UPDATE repeats
     the condition, so it is idempotent and never finishes a run with an open job.
     """
-    with read_connection(storage.sessions) as connection:
+    with read_statement(storage.sessions) as connection:
         if run_has_open_jobs(connection, run_id):
             return False
     with connection_scope(storage.sessions) as connection:
@@ -99,11 +105,16 @@ def finalize_run_in_transaction(session: Session, run_id: str) -> bool | None:
     return finalize_run(session, run_id)
 
 
-def after_job_recorded(storage: Storage, run_id: str, finished: bool | None) -> None:
-    """After the commit of a job's results: what ``finalize_run_in_transaction`` returned done."""
-    if finished is None:
-        finalize_run_if_done(storage, run_id)
-    elif finished:
+def after_job_recorded(storage: Storage, run_id: str, finished: bool | None, connection: Connection) -> None:
+    """After the commit of a job's results: what ``finalize_run_in_transaction`` left to do, on
+    the job's ``connection`` (outside any transaction)."""
+    if finished is None:  # PostgreSQL: the probe of finalize_run_if_done, in a transaction of its own
+        with connection.begin():
+            if run_has_open_jobs(connection, run_id):
+                return
+        with connection.begin():
+            finished = finalize_run(connection, run_id)
+    if finished:
         run_finished(storage, run_id)
 
 

@@ -165,9 +165,10 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 @contextmanager
-def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """One transaction: commit on success, roll back on any exception."""
-    session = factory()
+def session_scope(factory: sessionmaker[Session], *, bind: Connection | None = None) -> Iterator[Session]:
+    """One transaction: commit on success, roll back on any exception. On ``bind`` (a connection
+    outside any transaction, which the session begins and ends) when given."""
+    session = factory() if bind is None else factory(bind=bind)
     try:
         yield session
         session.commit()
@@ -213,6 +214,20 @@ def read_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
         connection = connection.execution_options(**{READ_ONLY_OPTION: True})
         with connection.begin():
             yield connection
+
+
+@contextmanager
+def read_statement(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """A connection for ONE read-only statement. On PostgreSQL it runs in autocommit: a statement
+    reads one snapshot of its own, and the transaction's BEGIN and COMMIT would be two more round
+    trips. On SQLite, ``read_connection``."""
+    engine = _engine(factory)
+    if engine.dialect.name != "postgresql":
+        with read_connection(factory) as connection:
+            yield connection
+        return
+    with engine.connect() as connection:
+        yield connection.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def writers_serialized(connection: Connection | Session) -> bool:

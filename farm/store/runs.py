@@ -321,6 +321,31 @@ _RECORD_TARGET = (
 )
 
 
+def _unnested(*names: str) -> Any:
+    """PostgreSQL: ``unnest(:name_0, :name_1, …) AS v(name_0, …)``, one text array per column."""
+    arrays = [bindparam(f"v_{name}", type_=ARRAY(String)) for name in names]
+    return func.unnest(*arrays).table_valued(*names).render_derived(name="v")
+
+
+_RESULTS = _unnested("id", "state", "output", "code", "message")
+# PostgreSQL records a batch's targets in one statement, the results as arrays: one parameter set
+# to bind, not one per target (psycopg binds each row of an executemany on its own)
+_RECORD_TARGETS = (
+    update(RenderTarget.__table__)
+    .where(
+        RenderTarget.__table__.c.id == _RESULTS.c.id,
+        RenderTarget.__table__.c.state == JobState.QUEUED.value,
+    )
+    .values(
+        state=_RESULTS.c.state,
+        output_digest=_RESULTS.c.output,
+        error_code=_RESULTS.c.code,
+        error_message=_RESULTS.c.message,
+        finished_at=bindparam("v_now", type_=RenderTarget.__table__.c.finished_at.type),
+    )
+)
+
+
 def finish_job(
     session: Session | Connection,
     job_id: str,
@@ -338,7 +363,19 @@ def finish_job(
     parameters = {"job_id": job_id, "worker": worker, "state": JobState.SUCCEEDED.value, "now": now}
     if connection.execute(_FINISH_JOB, parameters | {"error_code": None}).rowcount != 1:
         return False
-    if results:
+    if results and connection.dialect.name == "postgresql":
+        connection.execute(
+            _RECORD_TARGETS,
+            {
+                "v_id": [result.target_id for result in results],
+                "v_state": [result.state.value for result in results],
+                "v_output": [result.output_digest for result in results],
+                "v_code": [result.error_code for result in results],
+                "v_message": [result.error_message for result in results],
+                "v_now": now,
+            },
+        )
+    elif results:
         connection.execute(
             _RECORD_TARGET,
             [
