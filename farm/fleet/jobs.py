@@ -9,7 +9,11 @@ the Celery task all call it). A job is one application and a batch of its target
    that target), rendered, and its output signed, all outside any transaction;
 3. the batch's blobs are made durable together, then one transaction records every target's
    result, the outputs, evidence and cache entries, and the job's final state, only if this
-   worker still holds the claim (otherwise it rolls back and reports ``skipped``).
+   worker still holds the claim (otherwise it rolls back and reports ``skipped``); on SQLite the
+   same transaction finishes the run when it was the last open job (PostgreSQL probes after the
+   commit, ``farm.fleet.progress``).
+
+The job's transactions share one pooled connection, checked out once per job.
 
 Errors of a render are values of its target: a bad application fails its own targets with the
 core's stable error code and message (cached against the action key, so an unchanged re-run

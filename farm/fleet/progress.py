@@ -14,8 +14,8 @@ from farm.store.db import (
     Connection,
     Session,
     connection_scope,
+    read_connection,
     read_scope,
-    read_statement,
     session_scope,
     writers_serialized,
 )
@@ -83,7 +83,7 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     read-only transaction; only when nothing is open does a write follow, and that UPDATE repeats
     the condition, so it is idempotent and never finishes a run with an open job.
     """
-    with read_statement(storage.sessions) as connection:
+    with read_connection(storage.sessions) as connection:
         if run_has_open_jobs(connection, run_id):
             return False
     with connection_scope(storage.sessions) as connection:

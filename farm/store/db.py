@@ -216,29 +216,11 @@ def read_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
             yield connection
 
 
-@contextmanager
-def read_statement(factory: sessionmaker[Session]) -> Iterator[Connection]:
-    """A connection for ONE read-only statement. On PostgreSQL it runs in autocommit: a statement
-    reads one snapshot of its own, and the transaction's BEGIN and COMMIT would be two more round
-    trips. On SQLite, ``read_connection``."""
-    engine = _engine(factory)
-    if engine.dialect.name != "postgresql":
-        with read_connection(factory) as connection:
-            yield connection
-        return
-    with engine.connect() as connection:
-        yield connection.execution_options(isolation_level="AUTOCOMMIT")
-
-
-def writers_serialized(connection: Connection | Session) -> bool:
+def writers_serialized(session: Session) -> bool:
     """Whether the database lets one write transaction run at a time (SQLite, whose transactions
     begin IMMEDIATE): a write transaction then reads every commit made before it, and no other
     write can commit until it does."""
-    return (
-        connection.get_bind().dialect.name == "sqlite"
-        if isinstance(connection, Session)
-        else (connection.dialect.name == "sqlite")
-    )
+    return session.get_bind().dialect.name == "sqlite"
 
 
 def _engine(factory: sessionmaker[Session]) -> Engine:
