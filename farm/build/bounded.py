@@ -1,10 +1,12 @@
 """Bounded renders: every render runs in a render child process, bounded in time and memory.
 
 Each worker process (a pool process of the local executor, a Celery pool process) forks one
-render child the first time it renders and keeps it: the child renders one request at a time,
-sent over a pipe, and sends the outcome back, so the core's imports and caches stay warm across
-jobs. The worker waits at most ``seconds`` for each outcome: a render past it is killed with its
-child and its target fails with ``render.timeout``. The child's address space is bounded to what
+render child the first time it renders and keeps it: the child is sent a batch's requests at once,
+over a pipe, renders them one at a time and sends each outcome back as it is done, so the core's
+imports and caches stay warm across jobs. One message per batch, not per request: the documents
+the batch's requests share (its application, its values) are pickled and sent once. The worker
+waits at most ``seconds`` for each outcome: a render past it is killed with its child and its
+target fails with ``render.timeout``, and the requests after it go to a new child. The child's address space is bounded to what
 it held when it started plus ``memory_bytes``: a render that exhausts it fails with
 ``render.memory``. A child that dies any other way fails its target with ``render.crashed``. In
 each case the next render starts a new child, so the siblings of a hostile target still render.
@@ -65,8 +67,7 @@ def run_bounded(
     (it turns its errors into outcomes); items and outcomes must pickle."""
     if not hasattr(os, "fork"):
         return [work(item) for item in items]
-    child = _child_for(work, bounds)
-    return [child.run(item) for item in items]
+    return _child_for(work, bounds).run(items)
 
 
 _children: dict[tuple[Any, RenderBounds], _RenderChild] = {}
@@ -105,22 +106,29 @@ class _RenderChild:
         self.work, self.bounds, self.owner = work, bounds, os.getpid()
         self.pid: int | None = None
         self.to_child = self.from_child = -1
+        self.outcomes = _Frames(-1)
 
-    def run(self, item: Any) -> Any:
-        if self.pid is None:
-            self._start()
-        deadline = time.monotonic() + self.bounds.seconds
-        try:
-            _send(self.to_child, item)
-            outcome = _receive(self.from_child, deadline)
-        except (BrokenPipeError, EOFError):
-            return self._died()
-        except TimeoutError:
-            self.stop()
-            return BoundExceeded(
-                RENDER_TIMEOUT, f"the render took longer than {self.bounds.seconds:g} s and was stopped"
-            )
-        return outcome
+    def run(self, items: Sequence[Any]) -> list[Any]:
+        """The outcome of each item, in order. The child renders in order, so the item whose
+        outcome is awaited when it dies or overruns is the one that killed it; the items after
+        it are sent to a new child."""
+        outcomes: list[Any] = []
+        while len(outcomes) < len(items):
+            if self.pid is None:
+                self._start()
+            deadline = time.monotonic() + self.bounds.seconds
+            try:
+                _send(self.to_child, list(items[len(outcomes) :]))
+                while len(outcomes) < len(items):
+                    outcomes.append(self.outcomes.receive(deadline))
+                    deadline = time.monotonic() + self.bounds.seconds
+            except (BrokenPipeError, EOFError):
+                outcomes.append(self._died())
+            except TimeoutError:
+                self.stop()
+                message = f"the render took longer than {self.bounds.seconds:g} s and was stopped"
+                outcomes.append(BoundExceeded(RENDER_TIMEOUT, message))
+        return outcomes
 
     def _start(self) -> None:
         requests_read, requests_write = os.pipe()
@@ -133,6 +141,7 @@ class _RenderChild:
         os.close(requests_read)
         os.close(outcomes_write)
         self.pid, self.to_child, self.from_child = pid, requests_write, outcomes_read
+        self.outcomes = _Frames(outcomes_read)
 
     def _died(self) -> BoundExceeded:
         pid = self.pid
@@ -181,11 +190,12 @@ def _serve(work: Callable[[Any], Any], requests: int, outcomes: int, memory_byte
             )
         while True:
             try:
-                item = _receive(requests, None)
+                items = _receive(requests)
             except EOFError:
                 break
-            _send(outcomes, work(item))
-            del item
+            items.reverse()
+            while items:  # each request is dropped once rendered
+                _send(outcomes, work(items.pop()))
     except MemoryError:
         status = _MEMORY_EXIT
     except BaseException:  # noqa: BLE001 - the worker names the target that died
@@ -201,20 +211,43 @@ def _send(fd: int, value: Any) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _receive(fd: int, deadline: float | None) -> Any:
-    """One value from ``fd``; EOFError when the other end closed, TimeoutError past ``deadline``."""
-    header = _read_exactly(fd, _HEADER.size, deadline)
-    (size,) = _HEADER.unpack(header)
-    return pickle.loads(_read_exactly(fd, size, deadline))
+def _receive(fd: int) -> Any:
+    """One value from ``fd`` (the render child's side: it waits as long as it takes); EOFError
+    when the other end closed."""
+    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    return pickle.loads(_read_exactly(fd, size))
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+class _Frames:
+    """The values a render child sends, read as many at a time as the pipe holds (one read
+    and no wait for the outcomes that arrived while the worker took the previous one)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def receive(self, deadline: float) -> Any:
+        """The next value; EOFError when the child closed its end, TimeoutError past ``deadline``."""
+        buffer = self.buffer
+        while True:
+            if len(buffer) >= _HEADER.size:
+                end = _HEADER.size + _HEADER.unpack_from(buffer)[0]
+                if len(buffer) >= end:
+                    value = pickle.loads(buffer[_HEADER.size : end])
+                    del buffer[:end]
+                    return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(self.fd, _READ)
+            if not chunk:
+                raise EOFError
+            buffer += chunk
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
     chunks, missing = [], size
     while missing:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError
         chunk = os.read(fd, min(missing, _READ))
         if not chunk:
             raise EOFError

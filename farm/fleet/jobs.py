@@ -9,7 +9,11 @@ the Celery task all call it). A job is one application and a batch of its target
    that target), rendered, and its output signed, all outside any transaction;
 3. the batch's blobs are made durable together, then one transaction records every target's
    result, the outputs, evidence and cache entries, and the job's final state, only if this
-   worker still holds the claim (otherwise it rolls back and reports ``skipped``).
+   worker still holds the claim (otherwise it rolls back and reports ``skipped``); on SQLite the
+   same transaction finishes the run when it was the last open job (PostgreSQL probes after the
+   commit, ``farm.fleet.progress``).
+
+The job's transactions share one pooled connection, checked out once per job.
 
 Errors of a render are values of its target: a bad application fails its own targets with the
 core's stable error code and message (cached against the action key, so an unchanged re-run
@@ -33,12 +37,12 @@ from farm.evidence.failure import failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import Rendered, SignedOutput, rendered, sign_batch
-from farm.fleet.progress import finalize_run_if_done
+from farm.fleet.progress import after_job_recorded, finalize_run_if_done, finalize_run_in_transaction
 from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
-from farm.store.db import session_scope
+from farm.store.db import Connection, session_scope
 from farm.store.models import JobState
 from farm.store.objects import ObjectStoreUnavailableError
 from farm.store.outputs import put_signed, record_failures, record_outputs
@@ -94,33 +98,40 @@ def run_job(
     storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_batch_key: str | None = None
 ) -> JobOutcome:
     started = time.perf_counter()
-    with session_scope(storage.sessions) as session:
-        job = claim_job(session, job_id, worker=worker)
-    if job is None:
-        return JobOutcome(job_id, SKIPPED)
-    try:
-        with job_log_context(run_id=job.run_id, job_id=job.id):
-            log.info("job claimed: %d targets of %s", len(job.targets), job.application)
-            outcome = _execute(storage, signer, job, worker, expected_batch_key)
-            log.info(
-                "job %s: %d rendered, %d failed, %d cached",
-                outcome.state,
-                outcome.rendered,
-                outcome.failed,
-                outcome.cached,
-            )
-        JOB_SECONDS.observe(time.perf_counter() - started)
-        return outcome
-    except Exception as error:  # infrastructure: render errors are values of their targets
-        with session_scope(storage.sessions) as session:
-            release_job(
-                session, job.id, worker=worker, error=bound_message(f"{type(error).__name__}: {error}")
-            )
-        raise
+    with storage.engine.connect() as connection:  # the job's transactions share one pooled connection
+        with connection.begin():
+            job = claim_job(connection, job_id, worker=worker)
+        if job is None:
+            return JobOutcome(job_id, SKIPPED)
+        try:
+            with job_log_context(run_id=job.run_id, job_id=job.id):
+                log.info("job claimed: %d targets of %s", len(job.targets), job.application)
+                outcome = _execute(storage, signer, job, worker, expected_batch_key, connection)
+                log.info(
+                    "job %s: %d rendered, %d failed, %d cached",
+                    outcome.state,
+                    outcome.rendered,
+                    outcome.failed,
+                    outcome.cached,
+                )
+            JOB_SECONDS.observe(time.perf_counter() - started)
+            return outcome
+        except Exception as error:  # infrastructure: render errors are values of their targets
+            # a connection of its own: the job's may be what failed
+            with session_scope(storage.sessions) as session:
+                release_job(
+                    session, job.id, worker=worker, error=bound_message(f"{type(error).__name__}: {error}")
+                )
+            raise
 
 
 def _execute(
-    storage: Storage, signer: Signer, job: ClaimedJob, worker: str, expected_batch_key: str | None
+    storage: Storage,
+    signer: Signer,
+    job: ClaimedJob,
+    worker: str,
+    expected_batch_key: str | None,
+    connection: Connection,
 ) -> JobOutcome:
     batch = _Batch()
     if expected_batch_key is not None and expected_batch_key != job.batch_key:
@@ -135,7 +146,7 @@ def _execute(
         _sign_batch(signer, job, batch)
     put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
     signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
-    with session_scope(storage.sessions) as session:
+    with session_scope(storage.sessions, bind=connection) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
         results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
         record_failures(session, signed_failures)
@@ -143,7 +154,8 @@ def _execute(
             session.rollback()
             log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
             return JobOutcome(job.id, SKIPPED)
-    finalize_run_if_done(storage, job.run_id)
+        finished = finalize_run_in_transaction(session, job.run_id)
+    after_job_recorded(storage, job.run_id, finished, connection)
     counts = {state: sum(1 for r in results if r.state is state) for state in JobState}
     return JobOutcome(
         job.id,

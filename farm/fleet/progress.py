@@ -10,7 +10,15 @@ from farm.core.errors import bound_message
 from farm.logs import job_log_context
 from farm.store import models
 from farm.store.context import Storage
-from farm.store.db import read_scope, session_scope
+from farm.store.db import (
+    Connection,
+    Session,
+    connection_scope,
+    read_connection,
+    read_scope,
+    session_scope,
+    writers_serialized,
+)
 from farm.store.models import JobState
 from farm.store.runs import (
     CACHED_FAILURE,
@@ -75,16 +83,46 @@ def finalize_run_if_done(storage: Storage, run_id: str) -> bool:
     read-only transaction; only when nothing is open does a write follow, and that UPDATE repeats
     the condition, so it is idempotent and never finishes a run with an open job.
     """
-    with read_scope(storage.sessions) as session:
-        if run_has_open_jobs(session, run_id):
+    with read_connection(storage.sessions) as connection:
+        if run_has_open_jobs(connection, run_id):
             return False
-    with session_scope(storage.sessions) as session:
-        finished = finalize_run(session, run_id)
-    if finished:  # only the process whose UPDATE finished the run says so
-        with job_log_context(run_id=run_id):
-            log.info("run finished")
-        _after_finish(storage, run_id)
+    with connection_scope(storage.sessions) as connection:
+        finished = finalize_run(connection, run_id)
+    if finished:
+        run_finished(storage, run_id)
     return True
+
+
+def finalize_run_in_transaction(session: Session, run_id: str) -> bool | None:
+    """``finalize_run_if_done`` inside the write transaction that just made a job of ``run_id``
+    final, where that is safe: on SQLite, whose write transactions run one at a time, it reads
+    every job change committed before it and no other can commit until it does, so of two workers
+    finishing the last two jobs the second to commit sees both final. Saves a transaction per
+    job. None on PostgreSQL, where two such transactions would each see the other's job open:
+    the caller calls ``finalize_run_if_done`` after its commit (``after_job_recorded``)."""
+    if not writers_serialized(session):
+        return None
+    return finalize_run(session, run_id)
+
+
+def after_job_recorded(storage: Storage, run_id: str, finished: bool | None, connection: Connection) -> None:
+    """After the commit of a job's results: what ``finalize_run_in_transaction`` left to do, on
+    the job's ``connection`` (outside any transaction)."""
+    if finished is None:  # PostgreSQL: the probe of finalize_run_if_done, in a transaction of its own
+        with connection.begin():
+            if run_has_open_jobs(connection, run_id):
+                return
+        with connection.begin():
+            finished = finalize_run(connection, run_id)
+    if finished:
+        run_finished(storage, run_id)
+
+
+def run_finished(storage: Storage, run_id: str) -> None:
+    """What follows a run's completion, said only by the process whose UPDATE finished the run."""
+    with job_log_context(run_id=run_id):
+        log.info("run finished")
+    _after_finish(storage, run_id)
 
 
 def _after_finish(storage: Storage, run_id: str) -> None:

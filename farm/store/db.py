@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -165,9 +165,10 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 @contextmanager
-def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """One transaction: commit on success, roll back on any exception."""
-    session = factory()
+def session_scope(factory: sessionmaker[Session], *, bind: Connection | None = None) -> Iterator[Session]:
+    """One transaction: commit on success, roll back on any exception. On ``bind`` (a connection
+    outside any transaction, which the session begins and ends) when given."""
+    session = factory() if bind is None else factory(bind=bind)
     try:
         yield session
         session.commit()
@@ -195,6 +196,35 @@ def read_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def connection_scope(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """``session_scope`` for Core statements only: one transaction on a pooled connection, without
+    an ORM session around it (a job's claim runs two statements, and a session's bookkeeping cost
+    more than they do)."""
+    with _engine(factory).begin() as connection:
+        yield connection
+
+
+@contextmanager
+def read_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """``read_scope`` for Core statements only. It must not write."""
+    with _engine(factory).connect() as connection:
+        connection = connection.execution_options(**{READ_ONLY_OPTION: True})
+        with connection.begin():
+            yield connection
+
+
+def writers_serialized(session: Session) -> bool:
+    """Whether the database lets one write transaction run at a time (SQLite, whose transactions
+    begin IMMEDIATE): a write transaction then reads every commit made before it, and no other
+    write can commit until it does."""
+    return session.get_bind().dialect.name == "sqlite"
+
+
+def _engine(factory: sessionmaker[Session]) -> Engine:
+    return factory.kw["bind"]
 
 
 # Driver and connection failures of the database, as one tuple: a caller that retries on an

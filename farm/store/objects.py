@@ -212,11 +212,15 @@ class LocalObjectStore:
         folder = f"{self.root}/{KEY_PREFIX}"
         make_private_folder(Path(folder))
         digests: list[str] = []
+        handled: set[str] = set()  # a batch's outputs repeat (one application's identical clusters)
         temp_name = ""
         try:
             for data in blobs:
                 digest = sha256_hex(data)
                 digests.append(digest)
+                if digest in handled:
+                    continue
+                handled.add(digest)
                 path = folder + digest
                 if self._keep_stored_copy(digest, path):
                     continue

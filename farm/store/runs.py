@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
+    Connection,
     Exists,
     Select,
     String,
@@ -198,6 +199,10 @@ _CLAIM = (
         RenderJob.__table__.c.run_id,
         RenderJob.__table__.c.application,
         RenderJob.__table__.c.batch_key,
+        select(FleetRun.__table__.c.snapshot_digest)
+        .where(FleetRun.__table__.c.id == RenderJob.__table__.c.run_id)
+        .correlate(RenderJob.__table__)
+        .scalar_subquery(),
     )
 )
 
@@ -234,8 +239,14 @@ _OPEN_TARGETS = (
 )
 
 
+def _core(session: Session | Connection) -> Connection:
+    """The connection of ``session``'s transaction: the job path's statements are Core statements,
+    and a Core execution skips the ORM session's per-statement work."""
+    return session.connection() if isinstance(session, Session) else session
+
+
 def claim_job(
-    session: Session, job_id: str, *, worker: str, now: datetime | None = None
+    session: Session | Connection, job_id: str, *, worker: str, now: datetime | None = None
 ) -> ClaimedJob | None:
     """queued → running for ``worker``; the job's data if this call won, None otherwise.
 
@@ -244,11 +255,11 @@ def claim_job(
     The caller commits; a second claimer blocks on the row (PostgreSQL) or the write lock
     (SQLite), then finds the state changed and gets None.
     """
-    row = session.execute(_CLAIM, {"job_id": job_id, "worker": worker, "now": now or utcnow()}).first()
+    connection = _core(session)
+    row = connection.execute(_CLAIM, {"job_id": job_id, "worker": worker, "now": now or utcnow()}).first()
     if row is None:
         return None
-    job_id, run_id, application, batch_key = row
-    snapshot = session.scalar(select(FleetRun.snapshot_digest).where(FleetRun.id == run_id))
+    job_id, run_id, application, batch_key, snapshot = row
     targets = tuple(
         ClaimedTarget(
             target_id,
@@ -261,7 +272,7 @@ def claim_job(
             pack,
         )
         for target_id, cluster, selection, request_digest, key, output, pack, code, message, envelope in (
-            session.execute(_OPEN_TARGETS, {"job_id": job_id})
+            connection.execute(_OPEN_TARGETS, {"job_id": job_id})
         )
     )
     return ClaimedJob(job_id, run_id, application, batch_key, snapshot or "", targets)
@@ -310,8 +321,33 @@ _RECORD_TARGET = (
 )
 
 
+def _unnested(*names: str) -> Any:
+    """PostgreSQL: ``unnest(:name_0, :name_1, …) AS v(name_0, …)``, one text array per column."""
+    arrays = [bindparam(f"v_{name}", type_=ARRAY(String)) for name in names]
+    return func.unnest(*arrays).table_valued(*names).render_derived(name="v")
+
+
+_RESULTS = _unnested("id", "state", "output", "code", "message")
+# PostgreSQL records a batch's targets in one statement, the results as arrays: one parameter set
+# to bind, not one per target (psycopg binds each row of an executemany on its own)
+_RECORD_TARGETS = (
+    update(RenderTarget.__table__)
+    .where(
+        RenderTarget.__table__.c.id == _RESULTS.c.id,
+        RenderTarget.__table__.c.state == JobState.QUEUED.value,
+    )
+    .values(
+        state=_RESULTS.c.state,
+        output_digest=_RESULTS.c.output,
+        error_code=_RESULTS.c.code,
+        error_message=_RESULTS.c.message,
+        finished_at=bindparam("v_now", type_=RenderTarget.__table__.c.finished_at.type),
+    )
+)
+
+
 def finish_job(
-    session: Session,
+    session: Session | Connection,
     job_id: str,
     *,
     worker: str,
@@ -323,11 +359,24 @@ def finish_job(
     False (and nothing written by this call) when the claim was lost: the caller rolls back.
     """
     now = now or utcnow()
+    connection = _core(session)
     parameters = {"job_id": job_id, "worker": worker, "state": JobState.SUCCEEDED.value, "now": now}
-    if session.execute(_FINISH_JOB, parameters | {"error_code": None}).rowcount != 1:  # type: ignore[attr-defined]
+    if connection.execute(_FINISH_JOB, parameters | {"error_code": None}).rowcount != 1:
         return False
-    if results:
-        session.execute(
+    if results and connection.dialect.name == "postgresql":
+        connection.execute(
+            _RECORD_TARGETS,
+            {
+                "v_id": [result.target_id for result in results],
+                "v_state": [result.state.value for result in results],
+                "v_output": [result.output_digest for result in results],
+                "v_code": [result.error_code for result in results],
+                "v_message": [result.error_message for result in results],
+                "v_now": now,
+            },
+        )
+    elif results:
+        connection.execute(
             _RECORD_TARGET,
             [
                 {
@@ -340,7 +389,6 @@ def finish_job(
                 }
                 for result in results
             ],
-            execution_options={"synchronize_session": False},
         )
     return True
 
@@ -522,13 +570,13 @@ def fail_open_jobs_of_run(
     return _fail_open(session, jobs, targets, code, message, now or utcnow())
 
 
-def run_has_open_jobs(session: Session, run_id: str) -> bool:
-    return bool(session.scalar(_ANY_OPEN, {"run_id": run_id}))
+def run_has_open_jobs(session: Session | Connection, run_id: str) -> bool:
+    return bool(_core(session).scalar(_ANY_OPEN, {"run_id": run_id}))
 
 
-def finalize_run(session: Session, run_id: str, *, now: datetime | None = None) -> bool:
+def finalize_run(session: Session | Connection, run_id: str, *, now: datetime | None = None) -> bool:
     """running → completed (or completed_with_failures) once no job of the run is open; idempotent."""
-    return session.execute(_FINALIZE, {"run_id": run_id, "now": now or utcnow()}).rowcount == 1  # type: ignore[attr-defined]
+    return _core(session).execute(_FINALIZE, {"run_id": run_id, "now": now or utcnow()}).rowcount == 1
 
 
 CACHED_FAILURE = "cached_failure"  # the count of cached targets that carry a failure
