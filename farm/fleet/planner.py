@@ -21,7 +21,7 @@ from farm.identity.fingerprint import core_version
 from farm.identity.keys import batch_key, request_action_keys
 from farm.store.context import Storage
 from farm.store.db import Session, session_scope
-from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, utcnow
+from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, new_ids, utcnow
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
 from farm.store.snapshots import persist_requests, persist_snapshot
@@ -160,9 +160,9 @@ def plan_run(
             target_requests,
             trust=lambda: trusted_signers(storage),
         )
-        for keyed in keyed_targets:
+        for keyed, target_id in zip(keyed_targets, new_ids(len(keyed_targets)), strict=True):
             tr, key = keyed.target_request, keyed.action_key
-            row = _target_row(run_id, tr, key, now, extra_pack or packs[tr.target.application])
+            row = _target_row(target_id, run_id, tr, key, now, extra_pack or packs[tr.target.application])
             problem = snapshot.problem_of(tr.target)
             if problem is not None:  # the loader refused its application or ClusterProfile: say why
                 refused += 1
@@ -223,9 +223,11 @@ def plan_run(
     return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
 
 
-def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str) -> dict[str, Any]:
+def _target_row(
+    target_id: str, run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str
+) -> dict[str, Any]:
     return {
-        "id": new_id(),
+        "id": target_id,
         "run_id": run_id,
         "job_id": None,
         "application": tr.target.application,
