@@ -24,7 +24,7 @@ from farm.store.db import Session, session_scope
 from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, new_ids, utcnow
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
-from farm.store.snapshots import persist_requests, persist_snapshot
+from farm.store.snapshots import persist_requests, persisting_snapshot
 
 if TYPE_CHECKING:
     from farm.evidence.keys import TrustedSigners
@@ -148,18 +148,18 @@ def plan_run(
     version = core_version()
     run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
-        persist_snapshot(session, storage.objects, snapshot, source)
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets, to_render, refused = [], [], 0
-        keyed_targets = key_targets(
-            session,
-            snapshot,
-            version,
-            storage.objects,
-            target_requests,
-            trust=lambda: trusted_signers(storage),
-        )
+        with persisting_snapshot(session, storage.objects, snapshot, source):
+            keyed_targets = key_targets(
+                session,
+                snapshot,
+                version,
+                storage.objects,
+                target_requests,
+                trust=lambda: trusted_signers(storage),
+            )
         for keyed, target_id in zip(keyed_targets, new_ids(len(keyed_targets)), strict=True):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(target_id, run_id, tr, key, now, extra_pack or packs[tr.target.application])

@@ -26,7 +26,7 @@ from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
 from farm.store.queries import StoredSnapshot, snapshot_manifest, stored_snapshot
 from farm.store.runs import latest_fleet_run, run_by_id, targets_of_run
-from farm.store.snapshots import RequestReader, persist_snapshot
+from farm.store.snapshots import RequestReader, persisting_snapshot
 
 APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
@@ -289,8 +289,10 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     Writes the snapshot (as ``farm run`` would) and nothing else: no run, no job, no render.
     """
     version = core_version()
-    with session_scope(storage.sessions) as session:
-        persist_snapshot(session, storage.objects, snapshot, source)
+    with (
+        session_scope(storage.sessions) as session,
+        persisting_snapshot(session, storage.objects, snapshot, source),
+    ):
         keyed = key_targets(
             session, snapshot, version, storage.objects, trust=lambda: trusted_signers(storage)
         )
