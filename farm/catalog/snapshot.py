@@ -18,6 +18,7 @@ from farm.core.request import (
     values_text,
 )
 from farm.identity.canonical import canonical_json
+from farm.identity.keys import request_action_keys
 from farm.profiles import (
     Declaration,
     ResolvedClusterProfile,
@@ -303,6 +304,12 @@ class CatalogSnapshot:
         return self.application(target.application).problem or self.cluster(target.cluster).problem
 
     @cached_property
+    def has_problems(self) -> bool:
+        """Whether the loader refused an application or a ClusterProfile (``problem_of`` answers
+        None for every target otherwise)."""
+        return any(app.problem for app in self.applications) or any(c.problem for c in self.clusters)
+
+    @cached_property
     def declarations(self) -> dict[str, Declaration]:
         """ClusterProfile name → its declaration (the loader already checked them)."""
         parsed = (parse_declaration(data, source) for source, data in self.profile_documents)
@@ -409,6 +416,20 @@ class CatalogSnapshot:
         """Every target with its request, in target order; each application and ClusterProfile
         is hashed once however many targets share it."""
         return tuple(map(TargetRequest, self.targets, self._requests(self.targets)))
+
+    def action_keys(self, version: str) -> list[str]:
+        """The action key of each target's request on core ``version``, in target order; computed
+        once per version (the farm daemon plans an unchanged catalog again on every re-run)."""
+        keys = self._action_keys.get(version)
+        if keys is None:
+            keys = request_action_keys(version, [entry.request.digest for entry in self.target_requests])
+            self._action_keys.clear()  # one version at a time: a core upgrade replaces the process
+            self._action_keys[version] = keys
+        return keys
+
+    @cached_property
+    def _action_keys(self) -> dict[str, list[str]]:
+        return {}
 
     @cached_property
     def request_packs(self) -> dict[str, bytes]:

@@ -73,8 +73,13 @@ def key_targets(
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.fleet.preview``).
     """
-    chosen = snapshot.target_requests if target_requests is None else target_requests
-    keys = request_action_keys(version, [tr.request.digest for tr in chosen])
+    if target_requests is None:
+        chosen, keys = snapshot.target_requests, snapshot.action_keys(version)
+    else:
+        chosen, keys = (
+            target_requests,
+            request_action_keys(version, [tr.request.digest for tr in target_requests]),
+        )
     keyed = list(zip(chosen, keys, strict=True))
     outputs = cached_outputs(session, keys)
     if objects is not None:
@@ -160,10 +165,11 @@ def plan_run(
                 target_requests,
                 trust=lambda: trusted_signers(storage),
             )
+        problems = snapshot.has_problems
         for keyed, target_id in zip(keyed_targets, new_ids(len(keyed_targets)), strict=True):
             tr, key = keyed.target_request, keyed.action_key
             row = _target_row(target_id, run_id, tr, key, now, extra_pack or packs[tr.target.application])
-            problem = snapshot.problem_of(tr.target)
+            problem = snapshot.problem_of(tr.target) if problems else None
             if problem is not None:  # the loader refused its application or ClusterProfile: say why
                 refused += 1
                 row |= {
