@@ -7,16 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
+from json.encoder import encode_basestring
 
-from farm.core.request import (
-    ChartArchive,
-    RenderRequest,
-    ValuesLayer,
-    descriptor_text,
-    json_text,
-    pack_requests,
-    values_text,
-)
+from farm.core.request import REQUEST_VERSION, ChartArchive, RenderRequest, ValuesLayer, pack_requests
 from farm.identity.canonical import canonical_json
 from farm.identity.keys import request_action_keys
 from farm.profiles import (
@@ -148,6 +141,65 @@ class TargetRequest:
     request: RenderRequest
 
 
+def json_text(text: str | None) -> str:
+    """``text`` as ``json.dumps(..., ensure_ascii=False)`` writes it (the same encoder function)."""
+    return "null" if text is None else encode_basestring(text)
+
+
+# A request descriptor without charts, its members in key order, as
+# ``farm.core.request.RenderRequest.descriptor_bytes`` writes it (canonical JSON); every part
+# substituted is JSON text already (``json_text``, ``values_text``) or a bare digest. Written here,
+# outside the core, so that the core's source (and so the core version in every action key) stays
+# as it is; ``tests/profiles/test_catalog_profiles.py`` holds every request a catalog builds equal
+# to the one the core's constructor makes of the same fields.
+_DESCRIPTOR_HEAD = '{"app":"%s","clusterProfile":"%s","namespace":%s,"package":%s,"requestVersion":%d'
+_DESCRIPTOR_TAIL = (
+    ',"selection":%s,"sets":[%s],"sources":{"app":%s,"clusterProfile":%s,"package":%s},"values":[%s]}'
+)
+
+
+def descriptor_text(
+    app: str,
+    cluster_profile: str,
+    namespace: str,
+    package: str,
+    resolved_profile: str | None,
+    selection: str,
+    sets: str,
+    app_source: str,
+    cluster_profile_source: str,
+    package_source: str,
+    values: str,
+) -> str:
+    """The descriptor of a request without charts from its parts."""
+    head = _DESCRIPTOR_HEAD % (app, cluster_profile, namespace, package, REQUEST_VERSION)
+    if resolved_profile is not None:
+        head += f',"resolvedProfile":"{resolved_profile}"'
+    return head + _DESCRIPTOR_TAIL % (
+        selection,
+        sets,
+        app_source,
+        cluster_profile_source,
+        package_source,
+        values,
+    )
+
+
+def values_text(values: tuple[ValuesLayer, ...]) -> str:
+    """The members of a descriptor's ``values`` array, as JSON text."""
+    return ",".join(f'{{"digest":"{layer.digest}","source":{json_text(layer.source)}}}' for layer in values)
+
+
+def _planned_request(state: dict) -> RenderRequest:
+    """A request whose instance dict is ``state``: every field, ``_digests`` (shared, never
+    changed), and the ``descriptor_bytes`` and ``digest`` its fields compute (cached values of the
+    request's own, as its first reads would store them). The frozen dataclass's ``__init__`` sets
+    each field through ``object.__setattr__``: a snapshot builds one request per target."""
+    request = object.__new__(RenderRequest)
+    object.__setattr__(request, "__dict__", state)
+    return request
+
+
 class _DescriptorParts:
     """The parts of request descriptors that many targets share, each written once: an
     application's (its document digests and source names), a ClusterProfile's under one selection,
@@ -195,7 +247,7 @@ class _DescriptorParts:
                 values[1],
             ).encode()
             built.append(
-                RenderRequest.planned(
+                _planned_request(
                     {
                         "app": app.app_yaml,
                         "cluster_profile": profile[0],

@@ -76,50 +76,6 @@ def _json_text(text: str | None) -> str:
     return "null" if text is None else encode_basestring(text)
 
 
-json_text = _json_text
-
-# The canonical descriptor of a request without charts, its members in key order; every part
-# substituted is already JSON text (``json_text``, ``values_text``) or a bare digest.
-_DESCRIPTOR_HEAD = '{"app":"%s","clusterProfile":"%s","namespace":%s,"package":%s,"requestVersion":%d'
-_DESCRIPTOR_TAIL = (
-    ',"selection":%s,"sets":[%s],"sources":{"app":%s,"clusterProfile":%s,"package":%s},"values":[%s]}'
-)
-
-
-def descriptor_text(
-    app: str,
-    cluster_profile: str,
-    namespace: str,
-    package: str,
-    resolved_profile: str | None,
-    selection: str,
-    sets: str,
-    app_source: str,
-    cluster_profile_source: str,
-    package_source: str,
-    values: str,
-) -> str:
-    """The descriptor of a request without charts from its parts: ``RenderRequest.descriptor_bytes``
-    writes it so, and a catalog, whose targets share most parts, writes each part once
-    (``farm.catalog.snapshot``)."""
-    head = _DESCRIPTOR_HEAD % (app, cluster_profile, namespace, package, REQUEST_VERSION)
-    if resolved_profile is not None:
-        head += f',"resolvedProfile":"{resolved_profile}"'
-    return head + _DESCRIPTOR_TAIL % (
-        selection,
-        sets,
-        app_source,
-        cluster_profile_source,
-        package_source,
-        values,
-    )
-
-
-def values_text(values: tuple[ValuesLayer, ...]) -> str:
-    """The members of a descriptor's ``values`` array, as JSON text."""
-    return ",".join(f'{{"digest":"{layer.digest}","source":{_json_text(layer.source)}}}' for layer in values)
-
-
 @dataclass(frozen=True)
 class ValuesLayer:
     """One values file of a request: its name in messages and its bytes. Later layers win."""
@@ -237,19 +193,23 @@ class RenderRequest:
                 self.descriptor(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             ).encode()
         digests = self._base_digests()
-        return descriptor_text(
-            app=digests["app"] or "",
-            cluster_profile=digests["clusterProfile"] or "",
-            namespace=_json_text(self.namespace),
-            package=_json_text(digests["package"]),
-            resolved_profile=_digest(self.resolved_profile) if self.resolved_profile is not None else None,
-            selection=_json_text(self.selection),
-            sets=",".join(map(_json_text, self.sets)),
-            app_source=_json_text(self.app_source),
-            cluster_profile_source=_json_text(self.cluster_profile_source),
-            package_source=_json_text(self.package_source),
-            values=values_text(self.values),
-        ).encode()
+        package = _json_text(digests["package"])
+        head = (
+            f'{{"app":"{digests["app"]}","clusterProfile":"{digests["clusterProfile"]}",'
+            f'"namespace":{_json_text(self.namespace)},"package":{package},"requestVersion":{REQUEST_VERSION}'
+        )
+        if self.resolved_profile is not None:
+            head += f',"resolvedProfile":"{_digest(self.resolved_profile)}"'
+        sets = ",".join(map(_json_text, self.sets))
+        values = ",".join(
+            f'{{"digest":"{layer.digest}","source":{_json_text(layer.source)}}}' for layer in self.values
+        )
+        sources = (
+            f'{{"app":{_json_text(self.app_source)},"clusterProfile":{_json_text(self.cluster_profile_source)},'
+            f'"package":{_json_text(self.package_source)}}}'
+        )
+        tail = f',"selection":{_json_text(self.selection)},"sets":[{sets}],"sources":{sources},"values":[{values}]}}'
+        return (head + tail).encode()
 
     @_computed_once
     def digest(self) -> str:
@@ -279,16 +239,6 @@ class RenderRequest:
         # builds one request per target)
         request = object.__new__(RenderRequest)
         request.__dict__.update(_DEFAULTS, **fields, _digests=dict(digests))
-        return request
-
-    @staticmethod
-    def planned(state: dict[str, Any]) -> RenderRequest:
-        """A request of a catalog's that built it from its parts (``farm.catalog.snapshot``):
-        ``state`` holds every field, ``_digests`` (kept, not copied: never change it), and the
-        ``descriptor_bytes`` (``descriptor_text``'s, for a request without charts) and ``digest``
-        they compute. The catalog's test holds each such request equal to its constructor's."""
-        request = object.__new__(RenderRequest)
-        object.__setattr__(request, "__dict__", state)
         return request
 
 
