@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from hashlib import sha256
+from json.encoder import encode_basestring
 
-from farm.core.request import ChartArchive, RenderRequest, ValuesLayer, pack_requests
+from farm.core.request import REQUEST_VERSION, ChartArchive, RenderRequest, ValuesLayer, pack_requests
 from farm.identity.canonical import canonical_json
+from farm.identity.keys import request_action_keys
 from farm.profiles import (
     Declaration,
     ResolvedClusterProfile,
@@ -78,6 +81,11 @@ class ApplicationEntry:
     def _cluster_values(self) -> dict[str, bytes]:
         return dict(self.cluster_values)
 
+    @property
+    def cluster_value_names(self) -> dict[str, bytes]:
+        """ClusterProfile name → its values overlay, for the clusters that have one."""
+        return self._cluster_values
+
     @cached_property
     def document_digests(self) -> dict[str, str]:
         digests = {"app": digest_bytes(self.app_yaml)}
@@ -133,6 +141,181 @@ class TargetRequest:
     request: RenderRequest
 
 
+def json_text(text: str | None) -> str:
+    """``text`` as ``json.dumps(..., ensure_ascii=False)`` writes it (the same encoder function)."""
+    return "null" if text is None else encode_basestring(text)
+
+
+# A request descriptor without charts, its members in key order, as
+# ``farm.core.request.RenderRequest.descriptor_bytes`` writes it (canonical JSON); every part
+# substituted is JSON text already (``json_text``, ``values_text``) or a bare digest. Written here,
+# outside the core, so that the core's source (and so the core version in every action key) stays
+# as it is; ``tests/profiles/test_catalog_profiles.py`` holds every request a catalog builds equal
+# to the one the core's constructor makes of the same fields.
+_DESCRIPTOR_HEAD = '{"app":"%s","clusterProfile":"%s","namespace":%s,"package":%s,"requestVersion":%d'
+_DESCRIPTOR_TAIL = (
+    ',"selection":%s,"sets":[%s],"sources":{"app":%s,"clusterProfile":%s,"package":%s},"values":[%s]}'
+)
+
+
+def descriptor_text(
+    app: str,
+    cluster_profile: str,
+    namespace: str,
+    package: str,
+    resolved_profile: str | None,
+    selection: str,
+    sets: str,
+    app_source: str,
+    cluster_profile_source: str,
+    package_source: str,
+    values: str,
+) -> str:
+    """The descriptor of a request without charts from its parts."""
+    head = _DESCRIPTOR_HEAD % (app, cluster_profile, namespace, package, REQUEST_VERSION)
+    if resolved_profile is not None:
+        head += f',"resolvedProfile":"{resolved_profile}"'
+    return head + _DESCRIPTOR_TAIL % (
+        selection,
+        sets,
+        app_source,
+        cluster_profile_source,
+        package_source,
+        values,
+    )
+
+
+def values_text(values: tuple[ValuesLayer, ...]) -> str:
+    """The members of a descriptor's ``values`` array, as JSON text."""
+    return ",".join(f'{{"digest":"{layer.digest}","source":{json_text(layer.source)}}}' for layer in values)
+
+
+def _planned_request(state: dict) -> RenderRequest:
+    """A request whose instance dict is ``state``: every field, ``_digests`` (shared, never
+    changed), and the ``descriptor_bytes`` and ``digest`` its fields compute (cached values of the
+    request's own, as its first reads would store them). The frozen dataclass's ``__init__`` sets
+    each field through ``object.__setattr__``: a snapshot builds one request per target."""
+    request = object.__new__(RenderRequest)
+    object.__setattr__(request, "__dict__", state)
+    return request
+
+
+class _DescriptorParts:
+    """The parts of request descriptors that many targets share, each written once: an
+    application's (its document digests and source names), a ClusterProfile's under one selection,
+    and a values layering's. A target's descriptor is then its parts and its namespace and
+    selection put together (``farm.core.request.descriptor_text``), instead of every part
+    written again per target (a snapshot builds one request per target)."""
+
+    def __init__(self, snapshot: CatalogSnapshot) -> None:
+        self.snapshot = snapshot
+        self._applications: dict[str, tuple] = {}
+        self._profiles: dict[tuple[str, str], tuple] = {}
+        self._values: dict[tuple[str, str], tuple[tuple[ValuesLayer, ...], str]] = {}
+        self._digests: dict[tuple[str, str], dict[str, str]] = {}
+
+    def requests(self, targets: Iterable[Target]) -> list[RenderRequest]:
+        """The request of each of ``targets``; none of their applications renders charts."""
+        applications, profiles, values_of = self._applications, self._profiles, self._values
+        built = []
+        for target in targets:
+            app_name, cluster_name, namespace, selection = (
+                target.application,
+                target.cluster,
+                target.namespace,
+                target.selection,
+            )
+            app_parts = applications.get(app_name) or self._application(app_name)
+            profile = profiles.get((cluster_name, selection)) or self._profile(
+                app_parts, cluster_name, selection
+            )
+            app = app_parts[0]
+            values = values_of.get((app_name, cluster_name if cluster_name in app_parts[1] else ""))
+            if values is None:
+                values = self._layering(app, cluster_name)
+            descriptor = descriptor_text(
+                app_parts[2],
+                profile[2],
+                json_text(namespace),
+                app_parts[3],
+                profile[3],
+                json_text(selection),
+                "",
+                app_parts[6],
+                profile[5],
+                app_parts[7],
+                values[1],
+            ).encode()
+            built.append(
+                _planned_request(
+                    {
+                        "app": app.app_yaml,
+                        "cluster_profile": profile[0],
+                        "package": app.package_yaml,
+                        "values": values[0],
+                        "sets": (),
+                        "namespace": namespace,
+                        "selection": selection,
+                        "app_source": app_parts[4],
+                        "cluster_profile_source": profile[4],
+                        "package_source": app_parts[5],
+                        "resolved_profile": profile[1],
+                        "charts": (),
+                        "helm_version": "",
+                        "_digests": self._digests.get((app_name, profile[2]))
+                        or self._known_digests(app, profile[2]),
+                        "descriptor_bytes": descriptor,
+                        "digest": sha256(descriptor).hexdigest(),
+                    }
+                )
+            )
+        return built
+
+    def _application(self, name: str) -> tuple:
+        app = self.snapshot.application(name)
+        sources = (f"{name}/app.yaml", f"{name}/kurel.yaml")
+        parts = (
+            app,
+            app.cluster_value_names,
+            app.document_digests["app"],
+            json_text(app.document_digests.get("package")),
+            *sources,
+            *map(json_text, sources),
+        )
+        self._applications[name] = parts
+        return parts
+
+    def _profile(self, app_parts: tuple, cluster_name: str, selection: str) -> tuple:
+        snapshot = self.snapshot
+        cluster = snapshot.cluster(cluster_name)
+        resolved = snapshot.resolved_for(cluster_name, parse_selection(selection) if selection else None)
+        profiled = resolved.selected is not None
+        source = f"{cluster_name}.yaml"
+        parts = (
+            resolved.effective,
+            resolved.document if profiled else None,
+            cluster.digest
+            if resolved.effective == cluster.profile_yaml
+            else digest_bytes(resolved.effective),
+            digest_bytes(resolved.document) if profiled else None,
+            source,
+            json_text(source),
+        )
+        self._profiles[(cluster_name, selection)] = parts
+        return parts
+
+    def _layering(self, app: ApplicationEntry, cluster_name: str) -> tuple[tuple[ValuesLayer, ...], str]:
+        layers = app.values_layers(cluster_name)
+        values = (layers, values_text(layers))
+        self._values[(app.name, cluster_name if cluster_name in app.cluster_value_names else "")] = values
+        return values
+
+    def _known_digests(self, app: ApplicationEntry, profile_digest: str) -> dict[str, str]:
+        digests = {**app.document_digests, "clusterProfile": profile_digest}
+        self._digests[(app.name, profile_digest)] = digests
+        return digests
+
+
 @dataclass(frozen=True)
 class CatalogSnapshot:
     name: str
@@ -171,6 +354,12 @@ class CatalogSnapshot:
     def problem_of(self, target: Target) -> Problem | None:
         """Why the loader refused the application or ClusterProfile of ``target``, if it did."""
         return self.application(target.application).problem or self.cluster(target.cluster).problem
+
+    @cached_property
+    def has_problems(self) -> bool:
+        """Whether the loader refused an application or a ClusterProfile (``problem_of`` answers
+        None for every target otherwise)."""
+        return any(app.problem for app in self.applications) or any(c.problem for c in self.clusters)
 
     @cached_property
     def declarations(self) -> dict[str, Declaration]:
@@ -212,44 +401,87 @@ class CatalogSnapshot:
         """The requests of every target of ``cluster``, rendered under ``selection``."""
         resolved = self.resolved_for(cluster, selection)
         text = str(resolved.selected) if resolved.selected else ""
-        return [
-            TargetRequest(
-                replace(target, selection=text), self._request(replace(target, selection=text), resolved)
-            )
-            for target in self.targets
-            if target.cluster == cluster
-        ]
+        targets = [replace(target, selection=text) for target in self.targets if target.cluster == cluster]
+        return [TargetRequest(*entry) for entry in zip(targets, self._requests(targets), strict=True)]
 
     def request_for(self, target: Target) -> RenderRequest:
         """The one render request of ``target``: every input its render reads."""
-        selection = parse_selection(target.selection) if target.selection else None
-        return self._request(target, self.resolved_for(target.cluster, selection))
+        return self._requests([target])[0]
 
-    def _request(self, target: Target, resolved: ResolvedClusterProfile) -> RenderRequest:
+    def _requests(self, targets: Sequence[Target]) -> list[RenderRequest]:
+        """The requests of ``targets``, in their order; a target's selection is resolved once per
+        snapshot (``resolved_for``)."""
+        charted = self._charted
+        if not charted:
+            return self._parts.requests(targets)
+        plain = iter(
+            self._parts.requests([target for target in targets if target.application not in charted])
+        )
+        return [
+            self._chart_request(target) if target.application in charted else next(plain)
+            for target in targets
+        ]
+
+    @cached_property
+    def _charted(self) -> frozenset[str]:
+        """The applications that render charts."""
+        return frozenset(app.name for app in self.applications if app.charts)
+
+    def _chart_request(self, target: Target) -> RenderRequest:
+        """The request of a target whose application renders charts (rare): its descriptor is
+        written whole (``json.dumps``)."""
         app = self.application(target.application)
         cluster = self.cluster(target.cluster)
+        resolved = self.resolved_for(
+            target.cluster, parse_selection(target.selection) if target.selection else None
+        )
         profile_digest = cluster.digest if resolved.effective == cluster.profile_yaml else None
         return RenderRequest.with_known_digests(
             {**app.document_digests, **({"clusterProfile": profile_digest} if profile_digest else {})},
-            app=app.app_yaml,
-            cluster_profile=resolved.effective,
-            resolved_profile=resolved.document if resolved.selected is not None else None,
-            package=app.package_yaml,
-            values=app.values_layers(target.cluster),
-            namespace=target.namespace,
-            selection=target.selection,
-            app_source=f"{app.name}/app.yaml",
-            cluster_profile_source=f"{cluster.name}.yaml",
-            package_source=f"{app.name}/kurel.yaml",
+            **self._request_fields(app, cluster, target, resolved),
             charts=app.charts,
-            helm_version=self.helm_version if app.charts else "",
+            helm_version=self.helm_version,
         )
+
+    def _request_fields(
+        self, app: ApplicationEntry, cluster: ClusterEntry, target: Target, resolved: ResolvedClusterProfile
+    ) -> dict:
+        return {
+            "app": app.app_yaml,
+            "cluster_profile": resolved.effective,
+            "resolved_profile": resolved.document if resolved.selected is not None else None,
+            "package": app.package_yaml,
+            "values": app.values_layers(target.cluster),
+            "namespace": target.namespace,
+            "selection": target.selection,
+            "app_source": f"{app.name}/app.yaml",
+            "cluster_profile_source": f"{cluster.name}.yaml",
+            "package_source": f"{app.name}/kurel.yaml",
+        }
+
+    @cached_property
+    def _parts(self) -> _DescriptorParts:
+        return _DescriptorParts(self)
 
     @cached_property
     def target_requests(self) -> tuple[TargetRequest, ...]:
         """Every target with its request, in target order; each application and ClusterProfile
         is hashed once however many targets share it."""
-        return tuple(TargetRequest(target, self.request_for(target)) for target in self.targets)
+        return tuple(map(TargetRequest, self.targets, self._requests(self.targets)))
+
+    def action_keys(self, version: str) -> list[str]:
+        """The action key of each target's request on core ``version``, in target order; computed
+        once per version (the farm daemon plans an unchanged catalog again on every re-run)."""
+        keys = self._action_keys.get(version)
+        if keys is None:
+            keys = request_action_keys(version, [entry.request.digest for entry in self.target_requests])
+            self._action_keys.clear()  # one version at a time: a core upgrade replaces the process
+            self._action_keys[version] = keys
+        return keys
+
+    @cached_property
+    def _action_keys(self) -> dict[str, list[str]]:
+        return {}
 
     @cached_property
     def request_packs(self) -> dict[str, bytes]:

@@ -21,10 +21,10 @@ from farm.identity.fingerprint import core_version
 from farm.identity.keys import batch_key, request_action_keys
 from farm.store.context import Storage
 from farm.store.db import Session, session_scope
-from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, utcnow
+from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, new_ids, utcnow
 from farm.store.objects import ObjectStore
 from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
-from farm.store.snapshots import persist_requests, persist_snapshot
+from farm.store.snapshots import persist_requests, persisting_snapshot
 
 if TYPE_CHECKING:
     from farm.evidence.keys import TrustedSigners
@@ -73,8 +73,13 @@ def key_targets(
 
     The one planning path of ``farm run`` (``plan_run``) and ``farm plan`` (``farm.fleet.preview``).
     """
-    chosen = snapshot.target_requests if target_requests is None else target_requests
-    keys = request_action_keys(version, [tr.request.digest for tr in chosen])
+    if target_requests is None:
+        chosen, keys = snapshot.target_requests, snapshot.action_keys(version)
+    else:
+        chosen, keys = (
+            target_requests,
+            request_action_keys(version, [tr.request.digest for tr in target_requests]),
+        )
     keyed = list(zip(chosen, keys, strict=True))
     outputs = cached_outputs(session, keys)
     if objects is not None:
@@ -148,22 +153,23 @@ def plan_run(
     version = core_version()
     run_id, now = new_id(), utcnow()
     with session_scope(storage.sessions) as session:
-        persist_snapshot(session, storage.objects, snapshot, source)
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets, to_render, refused = [], [], 0
-        keyed_targets = key_targets(
-            session,
-            snapshot,
-            version,
-            storage.objects,
-            target_requests,
-            trust=lambda: trusted_signers(storage),
-        )
-        for keyed in keyed_targets:
+        with persisting_snapshot(session, storage.objects, snapshot, source):
+            keyed_targets = key_targets(
+                session,
+                snapshot,
+                version,
+                storage.objects,
+                target_requests,
+                trust=lambda: trusted_signers(storage),
+            )
+        problems = snapshot.has_problems
+        for keyed, target_id in zip(keyed_targets, new_ids(len(keyed_targets)), strict=True):
             tr, key = keyed.target_request, keyed.action_key
-            row = _target_row(run_id, tr, key, now, extra_pack or packs[tr.target.application])
-            problem = snapshot.problem_of(tr.target)
+            row = _target_row(target_id, run_id, tr, key, now, extra_pack or packs[tr.target.application])
+            problem = snapshot.problem_of(tr.target) if problems else None
             if problem is not None:  # the loader refused its application or ClusterProfile: say why
                 refused += 1
                 row |= {
@@ -223,9 +229,11 @@ def plan_run(
     return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
 
 
-def _target_row(run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str) -> dict[str, Any]:
+def _target_row(
+    target_id: str, run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str
+) -> dict[str, Any]:
     return {
-        "id": new_id(),
+        "id": target_id,
         "run_id": run_id,
         "job_id": None,
         "application": tr.target.application,

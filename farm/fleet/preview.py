@@ -19,14 +19,14 @@ from typing import Any, NamedTuple
 from farm.allocation import gc_paused
 from farm.catalog import CatalogSnapshot
 from farm.catalog.changes import ChangedInputs, DocumentChange, Fetch, document_changes
-from farm.catalog.snapshot import Target, TargetRequest, digest_bytes
+from farm.catalog.snapshot import TargetRequest, digest_bytes
 from farm.fleet.planner import key_targets, trusted_signers
 from farm.identity.fingerprint import core_version
 from farm.store.context import Storage
 from farm.store.db import read_scope, session_scope
 from farm.store.queries import StoredSnapshot, snapshot_manifest, stored_snapshot
 from farm.store.runs import latest_fleet_run, run_by_id, targets_of_run
-from farm.store.snapshots import RequestReader, persist_snapshot
+from farm.store.snapshots import RequestReader, persisting_snapshot
 
 APPLICATION = "application changed"
 CLUSTER_PROFILE = "ClusterProfile changed"
@@ -289,19 +289,17 @@ def preview(storage: Storage, snapshot: CatalogSnapshot, baseline: Baseline | No
     Writes the snapshot (as ``farm run`` would) and nothing else: no run, no job, no render.
     """
     version = core_version()
-    with session_scope(storage.sessions) as session:
-        persist_snapshot(session, storage.objects, snapshot, source)
+    with (
+        session_scope(storage.sessions) as session,
+        persisting_snapshot(session, storage.objects, snapshot, source),
+    ):
         keyed = key_targets(
             session, snapshot, version, storage.objects, trust=lambda: trusted_signers(storage)
         )
-    cached = {
-        item.target_request.target: "output"
-        if item.output_digest is not None
-        else "failure"
-        if item.failure is not None
-        else None
+    cached = [
+        "output" if item.output_digest is not None else "failure" if item.failure is not None else None
         for item in keyed
-    }
+    ]
     requests = [item.target_request for item in keyed]
     return _plan_of(snapshot, requests, cached, baseline, version, storage.objects.get)
 
@@ -311,30 +309,30 @@ def preview_without_farm(snapshot: CatalogSnapshot, baseline: Baseline | None) -
     so every target is compared with ``baseline`` alone (None: every target is added)."""
     blobs = {digest_bytes(blob): blob for blob in snapshot.documents()}
     requests = list(snapshot.target_requests)
-    return _plan_of(snapshot, requests, {}, baseline, core_version(), blobs.__getitem__)
+    return _plan_of(snapshot, requests, [None] * len(requests), baseline, core_version(), blobs.__getitem__)
 
 
 def _plan_of(
     snapshot: CatalogSnapshot,
     requests: Sequence[TargetRequest],
-    cached: dict[Target, str | None],
+    cached: Sequence[str | None],
     baseline: Baseline | None,
     version: str,
     fetch: Fetch,
 ) -> Plan:
+    """``cached``: for each of ``requests``, "output", "failure" or None."""
     refused: list[RefusedTarget] = []
     entries: list[PlanEntry] = []
-    for target_request in requests:
+    problems = snapshot.has_problems
+    for target_request, held in zip(requests, cached, strict=True):
         target = target_request.target
-        problem = snapshot.problem_of(target)
+        problem = snapshot.problem_of(target) if problems else None
         if problem is not None:  # the run fails it at planning: listed apart, never rendered
             refused.append(RefusedTarget(target.application, target.cluster, problem.code, problem.message))
             continue
         request = target_request.request
         entries.append(
-            PlanEntry(
-                (target.application, target.cluster), request.digest, request.descriptor, cached.get(target)
-            )
+            PlanEntry((target.application, target.cluster), request.digest, request.descriptor, held)
         )
     refused += [
         RefusedTarget(target.application, target.cluster, problem.code, problem.message)

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -28,6 +29,7 @@ from sqlalchemy import (
     Exists,
     Select,
     String,
+    Table,
     and_,
     any_,
     bindparam,
@@ -39,6 +41,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -139,17 +142,62 @@ def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFa
 def insert_run(
     session: Session, run: dict[str, Any], jobs: list[dict[str, Any]], targets: list[dict]
 ) -> None:
-    """A run with its jobs (queued) and targets, in three bulk INSERTs.
+    """A run with its jobs (queued) and targets, in bulk.
 
     Core statements on the tables, not ORM bulk inserts: every row the planner builds has every
-    column, so nothing needs the ORM's per-row bookkeeping (a third of a 100,000-target
-    re-run's planning went there)."""
+    column, so nothing needs the ORM's per-row bookkeeping. The targets (one row per target, a
+    no-change run's main cost) go to the driver as tuples: PostgreSQL takes them by ``COPY``,
+    SQLite by one ``executemany``."""
     connection = session.connection()
     connection.execute(insert(FleetRun.__table__), [run])
     if jobs:
         connection.execute(insert(RenderJob.__table__), jobs)
-    for chunk in chunks(targets, 5000):
-        connection.execute(insert(RenderTarget.__table__), list(chunk))
+    if targets:
+        insert_rows(connection, RenderTarget.__table__, targets)
+
+
+def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert ``rows`` (each naming every column of ``table``) without SQLAlchemy's per-row,
+    per-parameter work: each column's bind processing is done once per distinct value (a plan's
+    rows share their timestamps), the rows handed to the driver as tuples."""
+    dialect = connection.dialect
+    columns = list(table.columns)
+    values = map(itemgetter(*(column.name for column in columns)), rows)
+    processors = [
+        (index, processor, {})
+        for index, column in enumerate(columns)
+        if (processor := column.type.bind_processor(dialect)) is not None
+    ]
+    if processors:
+        values = (_processed(row, processors) for row in values)
+    if dialect.name == "postgresql":
+        preparer = dialect.identifier_preparer
+        names = ", ".join(preparer.format_column(column) for column in columns)
+        driver = connection.connection.driver_connection
+        with (
+            driver.cursor() as cursor,
+            cursor.copy(f"COPY {preparer.format_table(table)} ({names}) FROM STDIN") as copy,
+        ):
+            for row in values:
+                copy.write_row(row)
+        return
+    statement = insert(table).compile(dialect=dialect, column_keys=[column.name for column in columns])
+    positional = statement.positiontup
+    if positional is None or [name for name in positional] != [column.key for column in columns]:
+        raise RuntimeError(f"insert_rows: {table.name}'s INSERT does not bind its columns in order")
+    connection.exec_driver_sql(str(statement), list(values))
+
+
+def _processed(row: tuple[Any, ...], processors: list[tuple[int, Any, dict[Any, Any]]]) -> tuple[Any, ...]:
+    converted = list(row)
+    for index, process, memo in processors:
+        value = converted[index]
+        if value is not None:
+            done = memo.get(value)
+            if done is None:
+                done = memo[value] = process(value)
+            converted[index] = done
+    return tuple(converted)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from hashlib import sha256
 
 from sqlalchemy import insert
@@ -51,14 +53,35 @@ def persist_snapshot(session: Session, objects: ObjectStore, snapshot: CatalogSn
     """
     if session.get(models.CatalogSnapshot, snapshot.digest) is not None:
         return False
-    digests = objects.put_many(snapshot_blobs(snapshot))
+    return _insert_snapshot(session, snapshot, source, objects.put_many(snapshot_blobs(snapshot))[-1])
+
+
+@contextmanager
+def persisting_snapshot(
+    session: Session, objects: ObjectStore, snapshot: CatalogSnapshot, source: str
+) -> Iterator[None]:
+    """``persist_snapshot`` around the body: the blobs are written on a thread while the body
+    runs (a plan asks the caches meanwhile: creating the files mostly waits in the kernel), the
+    rows inserted once both are done, so no row names a blob before it is durable. The body must
+    not use ``objects`` for the snapshot's blobs, nor ``session`` on another thread."""
+    if session.get(models.CatalogSnapshot, snapshot.digest) is not None:
+        yield
+        return
+    blobs = snapshot_blobs(snapshot)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="farm-snapshot-blobs") as pool:
+        written = pool.submit(objects.put_many, blobs)
+        yield  # an exception of the body leaves the pool's block once the write has ended
+    _insert_snapshot(session, snapshot, source, written.result()[-1])
+
+
+def _insert_snapshot(session: Session, snapshot: CatalogSnapshot, source: str, manifest_blob: str) -> bool:
     inserted = insert_ignoring_conflict(
         session,
         models.CatalogSnapshot,
         {
             "digest": snapshot.digest,
             "source": source,
-            "blob_digest": digests[-1],
+            "blob_digest": manifest_blob,
             "created_at": models.utcnow(),
         },
     )

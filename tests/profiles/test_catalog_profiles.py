@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 import pytest
 
 from farm.catalog import CatalogError, load_catalog
+from farm.core.request import RenderRequest
+from farm.identity.canonical import canonical_json
 from farm.profiles import parse_selection
 
 EXAMPLE = Path(__file__).parents[2] / "examples/fleet"
@@ -110,3 +113,30 @@ def test_a_bad_declaration_stops_the_catalog_load(tmp_path: Path, files: dict[st
     with pytest.raises(CatalogError) as caught:
         load_catalog(catalog_with(tmp_path, files))
     assert needle in str(caught.value)
+
+
+def test_each_request_a_catalog_writes_from_shared_parts_is_the_one_its_fields_make(tmp_path: Path) -> None:
+    """A snapshot writes each descriptor from parts its targets share (an application's, a
+    ClusterProfile's under a selection, a values layering's): every one is the descriptor, digest
+    and request the constructor makes of the same fields, profiled or not, with a shared values
+    file, a cluster's overlay over it, and namespaces (one not ASCII)."""
+    root = catalog_with(tmp_path, {"ingress.yaml": DECLARATION}, "ingress-mode=gateway")
+    greeter = root / "applications" / "greeter"
+    (greeter / "values.yaml").write_text("replicas: 2\n")
+    (greeter / "values").mkdir()
+    (greeter / "values" / "prod-nginx.yaml").write_text("replicas: 5\n")
+    fleet = (root / "fleet.yaml").read_text()
+    staging = '      clusters: ["staging-*"]\n'
+    assert staging in fleet
+    fleet = fleet.replace(staging, staging + '      namespace: "shop-ü"\n')
+    (root / "fleet.yaml").write_text(fleet)
+    snapshot = load_catalog(root)
+    requests = [entry.request for entry in snapshot.target_requests]
+    assert {r.namespace for r in requests} >= {"shop-ü", None}
+    assert {r.selection for r in requests} >= {"ingress-mode=gateway", "ingress-mode=nginx", ""}
+    assert len({r.values for r in requests}) >= 3  # none, the shared file, the overlay over it
+    for request in requests:
+        fields = {f.name: getattr(request, f.name) for f in dataclass_fields(RenderRequest) if f.init}
+        built = RenderRequest(**fields)
+        assert request.descriptor_bytes == built.descriptor_bytes == canonical_json(request.descriptor())
+        assert (request.digest, request) == (built.digest, built)
