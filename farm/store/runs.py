@@ -41,7 +41,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
