@@ -18,6 +18,7 @@ from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
 from farm.fleet.jobs import fail_job, give_up_job, run_job
 from farm.fleet.reconcile import reconcile
+from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
 from farm.store.db import STORE_ERRORS
 from farm.store.objects import ObjectStoreError
@@ -34,7 +35,11 @@ INFRASTRUCTURE_ERRORS = (*STORE_ERRORS, ObjectStoreError, BotoCoreError, ClientE
 
 @cache
 def _storage() -> Storage:
-    return open_storage()
+    """This worker process's storage; its commits wait for their flush only when
+    FARM_WORKER_SYNCHRONOUS_COMMIT says so (what a database crash may lose, the reconciler
+    sends again)."""
+    settings = load_settings()
+    return open_storage(settings, synchronous_commit=settings.worker_synchronous_commit == "on")
 
 
 @cache
