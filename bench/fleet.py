@@ -265,10 +265,12 @@ def write_catalog(root: Path, targets: int, clusters: int) -> list[Target]:
     return pairs[:targets]
 
 
-def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float]:
+def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float, float]:
     """Render every target with the core alone, in this process, one after the other: each
     render parsing its documents afresh (``farm build``'s way, the baseline every ratio uses), and
-    again through one document memo, as a farm worker renders (each document parsed once)."""
+    again through one document memo, as a farm worker renders (each document parsed once). Their
+    wall times, and the CPU time of the memo's renders (what the farm's CPU figures subtract: on
+    a shared machine the wall time also holds the waits for a core)."""
     from farm.core.render import RenderRequest, render
     from farm.core.yamlio import DocumentMemo
 
@@ -302,10 +304,10 @@ def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float]:
         render(request)
     fresh = time.perf_counter() - start
     memo = DocumentMemo()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for request in requests:
         render(request, memo=memo)
-    return fresh, time.perf_counter() - start
+    return fresh, time.perf_counter() - start, time.process_time() - cpu
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,11 +636,11 @@ def celery_history(
     }
 
 
-def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_seconds: float, n: int) -> float:
+def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_cpu_seconds: float, n: int) -> float:
     """The farm's CPU per rendered target beyond the render itself, in milliseconds: its processes'
-    CPU during a full run less the core's renders of the same targets with a document memo (as a
-    worker renders them), over the targets."""
-    return round(1000 * (farm_cpu_seconds - core_memo_seconds) / n, 3)
+    CPU during a full run less the CPU of the core's renders of the same targets with a document
+    memo (as a worker renders them), over the targets."""
+    return round(1000 * (farm_cpu_seconds - core_memo_cpu_seconds) / n, 3)
 
 
 @dataclass(frozen=True)
@@ -925,7 +927,7 @@ def main() -> int:
         clusters = len({t.cluster for t in targets})
         print(f"{n} targets: {applications} applications × {clusters} ClusterProfiles; {cores} cores")
 
-        core_seconds, core_memo_seconds = time_core_only(catalog, targets)
+        core_seconds, core_memo_seconds, core_memo_cpu = time_core_only(catalog, targets)
         print(f"core only, 1 process:          {core_seconds:8.2f} s  ({n / core_seconds:.0f} renders/s)")
         print(
             f"  with a document memo:        {core_memo_seconds:8.2f} s  ({n / core_memo_seconds:.0f} renders/s, "
@@ -998,6 +1000,7 @@ def main() -> int:
                 "core_only_seconds": round(core_seconds, 3),
                 "core_renders_per_second": round(n / core_seconds, 1),
                 "core_memo_seconds": round(core_memo_seconds, 3),
+                "core_memo_cpu_seconds": round(core_memo_cpu, 3),
                 "local_ratio_to_memo_core": round(local_seconds / (core_memo_seconds / cores), 2),
                 "local_processes": cores,
                 "local_seconds": round(local_seconds, 3),
@@ -1009,7 +1012,7 @@ def main() -> int:
                 "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
                 "daemon_farm_cpu_seconds": round(daemon.farm_cpu_seconds, 2),
                 "daemon_farm_cpu_ms_per_target": farm_cpu_per_target_ms(
-                    daemon.farm_cpu_seconds, core_memo_seconds, n
+                    daemon.farm_cpu_seconds, core_memo_cpu, n
                 ),
             }
             | cpu
@@ -1101,7 +1104,7 @@ def main() -> int:
         )
         print(
             "farm CPU per target beyond the render, Celery through the daemon: "
-            f"{farm_cpu_per_target_ms(celery_daemon.farm_cpu_seconds, core_memo_seconds, n):.3f} ms "
+            f"{farm_cpu_per_target_ms(celery_daemon.farm_cpu_seconds, core_memo_cpu, n):.3f} ms "
             f"(the daemon, the worker and farm run); PostgreSQL's backends "
             f"{1000 * celery_daemon.database_cpu_seconds / n:.3f} ms per target"
         )
@@ -1128,13 +1131,13 @@ def main() -> int:
         ),
         "celery_daemon_farm_cpu_seconds": round(celery_daemon.farm_cpu_seconds, 2),
         "celery_daemon_farm_cpu_ms_per_target": farm_cpu_per_target_ms(
-            celery_daemon.farm_cpu_seconds, core_memo_seconds, n
+            celery_daemon.farm_cpu_seconds, core_memo_cpu, n
         ),
         "celery_daemon_database_cpu_ms_per_target": round(1000 * celery_daemon.database_cpu_seconds / n, 3),
         "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
         "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
         "celery_farm_cpu_seconds": round(celery_farm_cpu, 2),
-        "celery_farm_cpu_ms_per_target": farm_cpu_per_target_ms(celery_farm_cpu, core_memo_seconds, n),
+        "celery_farm_cpu_ms_per_target": farm_cpu_per_target_ms(celery_farm_cpu, core_memo_cpu, n),
         "bench_seconds": round(time.perf_counter() - started, 1),
     }
     figures |= growth_figures("celery", growth[0], rerun_growth[0], n) | history
