@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 from celery import Task
+from celery.signals import worker_process_init
 
 from farm.audit.service import scheduled_audit
 from farm.evidence.errors import EvidenceError
@@ -16,6 +17,7 @@ from farm.evidence.keys import KeyFileError, Signer, load_configured_signer
 from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
 from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
+from farm.execution.warmup import preload_database_driver
 from farm.fleet.jobs import fail_job, give_up_job, run_job
 from farm.fleet.reconcile import reconcile
 from farm.settings import load_settings
@@ -45,6 +47,20 @@ def _storage() -> Storage:
 @cache
 def _signer() -> Signer:
     return load_configured_signer(_storage().settings)
+
+
+preload_database_driver(load_settings().database_url)  # before the pool forks (farm/execution/warmup.py)
+
+
+@worker_process_init.connect
+def _warm_pool_process(**_: object) -> None:
+    """A pool process makes its storage and loads its key as it starts, not in its first job.
+    Nothing here connects to the database, which may be slow to answer while Celery waits for the
+    process to start."""
+    try:
+        _signer()  # makes the storage first
+    except Exception:  # noqa: BLE001 - a key or setting that does not load fails each job instead
+        log.debug("pool process warm-up skipped", exc_info=True)
 
 
 @app.task(
