@@ -17,12 +17,11 @@ from farm.evidence.keys import KeyFileError, Signer, load_configured_signer
 from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
 from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
-from farm.execution.warmup import preload_database_driver
 from farm.fleet.jobs import fail_job, give_up_job, run_job
 from farm.fleet.reconcile import reconcile
 from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
-from farm.store.db import STORE_ERRORS
+from farm.store.db import STORE_ERRORS, preload_driver
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
 from workers.schedule import AUDIT_TASK, PUBLISH_RETRY_TASK
@@ -49,7 +48,7 @@ def _signer() -> Signer:
     return load_configured_signer(_storage().settings)
 
 
-preload_database_driver(load_settings().database_url)  # before the pool forks (farm/execution/warmup.py)
+preload_driver(load_settings().database_url)  # before the pool forks
 
 
 @worker_process_init.connect

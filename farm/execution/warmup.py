@@ -1,5 +1,4 @@
-"""Start the local pool's forkserver before ``farm run`` imports and plans; load a Celery
-worker's database driver before its pool forks.
+"""Start the local pool's forkserver before ``farm run`` imports and plans.
 
 A local pool worker is forked from a forkserver (not from the planner: it must not carry the
 catalog in its memory). Left to the pool, that server starts after planning and each worker then
@@ -87,14 +86,3 @@ def stop_forkserver() -> None:
     if pid:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
-
-
-def preload_database_driver(database_url: str) -> None:
-    """Import the SQLAlchemy dialect and driver of ``database_url`` in this process: a Celery
-    worker's main process, before its pool processes fork, so each pool process starts with them
-    loaded instead of importing them (psycopg and its dialect: about 0.4 s) in its first job."""
-    from sqlalchemy.engine import make_url
-
-    from farm.store.db import normalize_database_url
-
-    make_url(normalize_database_url(database_url)).get_dialect().import_dbapi()

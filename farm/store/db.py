@@ -66,6 +66,13 @@ def normalize_database_url(url: str) -> str:
     return url
 
 
+def preload_driver(url: str) -> None:
+    """Import the dialect and driver of ``url`` in this process: a Celery worker's main process,
+    before its pool processes fork, so each starts with them loaded instead of importing them
+    (psycopg and its dialect: about 0.4 s) in its first job."""
+    make_url(normalize_database_url(url)).get_dialect().import_dbapi()
+
+
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite database URL (None for PostgreSQL or an in-memory SQLite)."""
     parsed = make_url(normalize_database_url(url))
