@@ -31,8 +31,11 @@ in one run:
   wait, as wall time does, so it compares two versions of the farm with less noise.
 - the farm's own CPU (the ``farm run`` command, the daemon's and the Celery worker's process
   trees, from ``/proc/<pid>/stat``; not PostgreSQL's) during the full runs through the daemon and
-  with Celery, and from it the farm's CPU per rendered target beyond the render (less the
-  core-only renders with a memo): other work on a shared machine does not move it;
+  with Celery (its own ``farm run`` process, and through the daemon: the figure to compare with
+  the local daemon's, a fresh process's imports left out), and from it the farm's CPU per rendered
+  target beyond the render (less the core-only renders with a memo): other work on a shared
+  machine does not move it; for Celery through the daemon, PostgreSQL's backends' CPU per target
+  beside it;
 - what each full run and no-change re-run adds to the store: objects written (new blobs in the
   folder object store) per rendered target, object bytes per run, database bytes per target per
   run (the SQLite file, or ``pg_database_size`` for Celery);
@@ -262,10 +265,12 @@ def write_catalog(root: Path, targets: int, clusters: int) -> list[Target]:
     return pairs[:targets]
 
 
-def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float]:
+def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float, float]:
     """Render every target with the core alone, in this process, one after the other: each
     render parsing its documents afresh (``farm build``'s way, the baseline every ratio uses), and
-    again through one document memo, as a farm worker renders (each document parsed once)."""
+    again through one document memo, as a farm worker renders (each document parsed once). Their
+    wall times, and the CPU time of the memo's renders (what the farm's CPU figures subtract: on
+    a shared machine the wall time also holds the waits for a core)."""
     from farm.core.render import RenderRequest, render
     from farm.core.yamlio import DocumentMemo
 
@@ -299,10 +304,10 @@ def time_core_only(root: Path, targets: list[Target]) -> tuple[float, float]:
         render(request)
     fresh = time.perf_counter() - start
     memo = DocumentMemo()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for request in requests:
         render(request, memo=memo)
-    return fresh, time.perf_counter() - start
+    return fresh, time.perf_counter() - start, time.process_time() - cpu
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,6 +503,7 @@ class DaemonRuns:
     rerun_cpu_seconds: float | None
     memory: MemorySampler
     farm_cpu_seconds: float  # the farm's own processes' CPU during the full run
+    database_cpu_seconds: float = 0.0  # PostgreSQL's backends' CPU during the full run (Celery)
 
 
 def cpu_figures(
@@ -526,11 +532,13 @@ def _daemon_runs(
     n: int,
     executor: str = "local",
     sampler_root: int | None = None,
+    database_url: str | None = None,
 ) -> DaemonRuns:
     """The full run and the no-change re-run through ``farm daemon``, started (and warmed up)
     beforehand on a migrated database, as the Celery worker is; stopped afterwards. The memory
-    sampled is the daemon's tree's (the local pool), or ``sampler_root``'s (the Celery worker)."""
-    farm = Farm(env, work)
+    sampled is the daemon's tree's (the local pool), or ``sampler_root``'s (the Celery worker),
+    whose CPU counts as the farm's too; ``database_url``: PostgreSQL's backends' CPU is measured."""
+    farm = Farm(env, work, database_url=database_url)
     farm.run("db", "upgrade")
     started = farm.run("daemon", "start", "--idle", "600").stdout  # "… (pid N); log: …"
     try:
@@ -541,6 +549,7 @@ def _daemon_runs(
             catalog, executor, {"succeeded": n}, sampler_root=root, cpu_roots=roots
         )
         cpu_seconds, farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
+        database_cpu_seconds = farm.last_database_cpu_seconds
         rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n})
         served = farm.run("daemon", "status").stdout
         if "2 commands served" not in served:  # both runs must have gone through the daemon
@@ -548,7 +557,15 @@ def _daemon_runs(
     finally:
         farm.run("daemon", "stop")
     assert memory is not None
-    return DaemonRuns(seconds, rerun_seconds, cpu_seconds, farm.last_cpu_seconds, memory, farm_cpu_seconds)
+    return DaemonRuns(
+        seconds,
+        rerun_seconds,
+        cpu_seconds,
+        farm.last_cpu_seconds,
+        memory,
+        farm_cpu_seconds,
+        database_cpu_seconds,
+    )
 
 
 def retag_catalog(root: Path, tag: str = "retagged") -> None:
@@ -619,11 +636,11 @@ def celery_history(
     }
 
 
-def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_seconds: float, n: int) -> float:
+def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_cpu_seconds: float, n: int) -> float:
     """The farm's CPU per rendered target beyond the render itself, in milliseconds: its processes'
-    CPU during a full run less the core's renders of the same targets with a document memo (as a
-    worker renders them), over the targets."""
-    return round(1000 * (farm_cpu_seconds - core_memo_seconds) / n, 3)
+    CPU during a full run less the CPU of the core's renders of the same targets with a document
+    memo (as a worker renders them), over the targets."""
+    return round(1000 * (farm_cpu_seconds - core_memo_cpu_seconds) / n, 3)
 
 
 @dataclass(frozen=True)
@@ -910,7 +927,7 @@ def main() -> int:
         clusters = len({t.cluster for t in targets})
         print(f"{n} targets: {applications} applications × {clusters} ClusterProfiles; {cores} cores")
 
-        core_seconds, core_memo_seconds = time_core_only(catalog, targets)
+        core_seconds, core_memo_seconds, core_memo_cpu = time_core_only(catalog, targets)
         print(f"core only, 1 process:          {core_seconds:8.2f} s  ({n / core_seconds:.0f} renders/s)")
         print(
             f"  with a document memo:        {core_memo_seconds:8.2f} s  ({n / core_memo_seconds:.0f} renders/s, "
@@ -983,6 +1000,7 @@ def main() -> int:
                 "core_only_seconds": round(core_seconds, 3),
                 "core_renders_per_second": round(n / core_seconds, 1),
                 "core_memo_seconds": round(core_memo_seconds, 3),
+                "core_memo_cpu_seconds": round(core_memo_cpu, 3),
                 "local_ratio_to_memo_core": round(local_seconds / (core_memo_seconds / cores), 2),
                 "local_processes": cores,
                 "local_seconds": round(local_seconds, 3),
@@ -994,7 +1012,7 @@ def main() -> int:
                 "local_peak_tree_rss_mib": round(local_memory.peak_tree_mib, 1),
                 "daemon_farm_cpu_seconds": round(daemon.farm_cpu_seconds, 2),
                 "daemon_farm_cpu_ms_per_target": farm_cpu_per_target_ms(
-                    daemon.farm_cpu_seconds, core_memo_seconds, n
+                    daemon.farm_cpu_seconds, core_memo_cpu, n
                 ),
             }
             | cpu
@@ -1050,7 +1068,13 @@ def main() -> int:
                     celery_rerun_cpu_seconds = celery.last_cpu_seconds
                     retag_catalog(catalog)  # the same fleet, all new outputs, for the daemon's full run
                     celery_daemon = _daemon_runs(
-                        celery_env, work, catalog, n, "celery", sampler_root=worker_pid
+                        celery_env,
+                        work,
+                        catalog,
+                        n,
+                        "celery",
+                        sampler_root=worker_pid,
+                        database_url=database_url,
                     )
                     history = celery_history(celery, catalog, n, worker_pid, options.history_runs, first)
             finally:
@@ -1075,7 +1099,14 @@ def main() -> int:
         )
         print(
             f"  no-change re-run:            {celery_daemon_rerun_seconds:8.2f} s  "
-            f"ratio {celery_daemon_rerun_seconds / celery_floor:.2f}"
+            f"ratio {celery_daemon_rerun_seconds / celery_floor:.2f}, "
+            f"{100 * celery_daemon_rerun_seconds / celery_daemon_seconds:.1f} % of the full run through the daemon"
+        )
+        print(
+            "farm CPU per target beyond the render, Celery through the daemon: "
+            f"{farm_cpu_per_target_ms(celery_daemon.farm_cpu_seconds, core_memo_cpu, n):.3f} ms "
+            f"(the daemon, the worker and farm run); PostgreSQL's backends "
+            f"{1000 * celery_daemon.database_cpu_seconds / n:.3f} ms per target"
         )
         figures |= cpu_figures(
             "celery_daemon", celery_daemon.cpu_seconds, celery_daemon.rerun_cpu_seconds, core_seconds
@@ -1095,10 +1126,18 @@ def main() -> int:
         "celery_daemon_seconds": round(celery_daemon_seconds, 3),
         "celery_daemon_ratio": round(celery_daemon_seconds / celery_floor, 2),
         "celery_daemon_rerun_seconds": round(celery_daemon_rerun_seconds, 3),
+        "celery_daemon_rerun_percent_of_full": round(
+            100 * celery_daemon_rerun_seconds / celery_daemon_seconds, 2
+        ),
+        "celery_daemon_farm_cpu_seconds": round(celery_daemon.farm_cpu_seconds, 2),
+        "celery_daemon_farm_cpu_ms_per_target": farm_cpu_per_target_ms(
+            celery_daemon.farm_cpu_seconds, core_memo_cpu, n
+        ),
+        "celery_daemon_database_cpu_ms_per_target": round(1000 * celery_daemon.database_cpu_seconds / n, 3),
         "celery_peak_worker_rss_mib": round(celery_memory.peak_child_mib, 1),
         "celery_peak_tree_rss_mib": round(celery_memory.peak_tree_mib, 1),
         "celery_farm_cpu_seconds": round(celery_farm_cpu, 2),
-        "celery_farm_cpu_ms_per_target": farm_cpu_per_target_ms(celery_farm_cpu, core_memo_seconds, n),
+        "celery_farm_cpu_ms_per_target": farm_cpu_per_target_ms(celery_farm_cpu, core_memo_cpu, n),
         "bench_seconds": round(time.perf_counter() - started, 1),
     }
     figures |= growth_figures("celery", growth[0], rerun_growth[0], n) | history

@@ -134,6 +134,17 @@ class FarmSettings(BaseSettings):
             "a test run) on a shared broker."
         ),
     )
+    worker_synchronous_commit: Literal["on", "off"] = Field(
+        default="off",
+        description=(
+            "PostgreSQL: whether a Celery worker's commits wait for their write-ahead log to reach "
+            "the disk. `off`: a job's claim and its results commit without that wait (about one "
+            "disk flush each, the biggest part of a job's time on the database), as the embedded "
+            "SQLite database commits (`synchronous=NORMAL`): a crash of the database server may "
+            "lose the jobs committed in its last fraction of a second, never its consistency, and "
+            "the reconciler sends those jobs again. `on`: every commit waits for its flush."
+        ),
+    )
     executor: Literal["local", "celery"] = Field(
         default="local",
         description=(

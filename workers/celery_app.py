@@ -4,6 +4,8 @@
   a worker killed mid-job leaves the message to be redelivered;
 - prefetch 1: a worker holds one message at a time, so a dead worker strands at most one job;
 - results are not stored: completion is counted in SQL;
+- on PostgreSQL a worker's commits do not wait for their flush (FARM_WORKER_SYNCHRONOUS_COMMIT,
+  ``workers/tasks.py``): what a crash of the database server loses, the reconciler sends again;
 - every task goes to the queue ``<FARM_CELERY_QUEUE>.<core version>`` of the core its run was
   planned under, which ``farm worker`` of that core consumes: workers of different farms (or test
   runs) on one broker never take each other's jobs, and during a rolling upgrade a job waits for a

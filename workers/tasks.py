@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 from celery import Task
+from celery.signals import worker_process_init
 
 from farm.audit.service import scheduled_audit
 from farm.evidence.errors import EvidenceError
@@ -18,8 +19,9 @@ from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
 from farm.fleet.jobs import fail_job, give_up_job, run_job
 from farm.fleet.reconcile import reconcile
+from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
-from farm.store.db import STORE_ERRORS
+from farm.store.db import STORE_ERRORS, preload_driver
 from farm.store.objects import ObjectStoreError
 from workers.celery_app import app
 from workers.schedule import AUDIT_TASK, PUBLISH_RETRY_TASK
@@ -34,12 +36,30 @@ INFRASTRUCTURE_ERRORS = (*STORE_ERRORS, ObjectStoreError, BotoCoreError, ClientE
 
 @cache
 def _storage() -> Storage:
-    return open_storage()
+    """This worker process's storage; its commits wait for their flush only when
+    FARM_WORKER_SYNCHRONOUS_COMMIT says so (what a database crash may lose, the reconciler
+    sends again)."""
+    settings = load_settings()
+    return open_storage(settings, synchronous_commit=settings.worker_synchronous_commit == "on")
 
 
 @cache
 def _signer() -> Signer:
     return load_configured_signer(_storage().settings)
+
+
+preload_driver(load_settings().database_url)  # before the pool forks
+
+
+@worker_process_init.connect
+def _warm_pool_process(**_: object) -> None:
+    """A pool process makes its storage and loads its key as it starts, not in its first job.
+    Nothing here connects to the database, which may be slow to answer while Celery waits for the
+    process to start."""
+    try:
+        _signer()  # makes the storage first
+    except Exception:  # noqa: BLE001 - a key or setting that does not load fails each job instead
+        log.debug("pool process warm-up skipped", exc_info=True)
 
 
 @app.task(

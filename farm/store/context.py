@@ -24,10 +24,12 @@ class Storage:
         self.engine.dispose()
 
 
-def open_storage(settings: FarmSettings | None = None) -> Storage:
-    """Engine, session factory and object store for ``settings`` (default: from the environment)."""
+def open_storage(settings: FarmSettings | None = None, *, synchronous_commit: bool = True) -> Storage:
+    """Engine, session factory and object store for ``settings`` (default: from the environment);
+    ``synchronous_commit`` False: PostgreSQL commits without waiting for their flush (a worker's,
+    ``FARM_WORKER_SYNCHRONOUS_COMMIT``)."""
     settings = settings or load_settings()
-    engine = create_farm_engine(settings.database_url)
+    engine = create_farm_engine(settings.database_url, synchronous_commit=synchronous_commit)
     return Storage(settings, engine, make_session_factory(engine), open_object_store(settings))
 
 

@@ -66,6 +66,13 @@ def normalize_database_url(url: str) -> str:
     return url
 
 
+def preload_driver(url: str) -> None:
+    """Import the dialect and driver of ``url`` in this process: a Celery worker's main process,
+    before its pool processes fork, so each starts with them loaded instead of importing them
+    (psycopg and its dialect: about 0.4 s) in its first job."""
+    make_url(normalize_database_url(url)).get_dialect().import_dbapi()
+
+
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite database URL (None for PostgreSQL or an in-memory SQLite)."""
     parsed = make_url(normalize_database_url(url))
@@ -74,8 +81,10 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def create_farm_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for ``url`` with the farm's connection settings applied."""
+def create_farm_engine(url: str, *, synchronous_commit: bool = True, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the farm's connection settings applied. ``synchronous_commit``
+    False (PostgreSQL): its commits return before their write-ahead log is flushed
+    (``FARM_WORKER_SYNCHRONOUS_COMMIT``); SQLite ignores it."""
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -87,11 +96,14 @@ def create_farm_engine(url: str, **kwargs: Any) -> Engine:
         _SQLITE_ENGINES.add(engine)
         return engine
     options = _with_custom_plans(parsed.query.get("options"))
+    if not synchronous_commit:
+        options = f"{options} {ASYNC_COMMITS}"
     connect_args = {"options": options} | kwargs.pop("connect_args", {})
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
 
 
 CUSTOM_PLANS = "-c plan_cache_mode=force_custom_plan"
+ASYNC_COMMITS = "-c synchronous_commit=off"
 
 
 def _with_custom_plans(options: str | tuple[str, ...] | None) -> str:
