@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from farm.evidence.provenance import RenderProvenance
 from farm.evidence.signing import SignedOutput, sign_output
+from farm.store import migrate
 from farm.store.db import create_farm_engine, make_session_factory
 from farm.store.objects import LocalObjectStore
 from farm.store.outputs import put_signed, record_outputs
@@ -40,7 +41,11 @@ def _signed(signer, snapshot: str, prefix: str, count: int) -> list[SignedOutput
 def test_a_job_s_cache_and_evidence_look_ups_scan_no_history_on_a_connection_that_planned_them_early(
     databases: DatabaseFactory, signer, local_store: LocalObjectStore
 ) -> None:
-    engine = create_farm_engine(databases.migrated("postgresql"), pool_size=1, max_overflow=0)
+    # a database of its own: the shared one holds the statistics and dead rows of every earlier
+    # test, which move the planner's choices whatever the connection's plan cache does
+    url = databases.empty("postgresql")
+    migrate.upgrade(url)
+    engine = create_farm_engine(url, pool_size=1, max_overflow=0)
     sessions = make_session_factory(engine)
     snapshot = "0" * 64
     try:
