@@ -27,6 +27,7 @@ from farm.evidence.provenance import (
     RenderInputs,
     RenderProvenance,
     parse_render_provenance,
+    parse_run_details,
 )
 from farm.evidence.statement import Statement, Subject, build_statement
 from farm.identity.canonical import is_hex_digest, require_hex_digest, sha256_hex
@@ -152,7 +153,7 @@ class BatchStatement:
             raise EvidenceError(
                 _CODE, "predicate.buildDefinition.resolvedDependencies: expected the catalog snapshot"
             )
-        _check_run_details(predicate["runDetails"])
+        parse_run_details(predicate["runDetails"])
         renders = external["renders"]
         if not isinstance(renders, list) or len(renders) != len(statement.subjects):
             raise EvidenceError(_CODE, "predicate: renders must be a list with one entry per subject")
@@ -184,18 +185,6 @@ def parse_batch_provenance(statement: Statement) -> tuple[RenderProvenance, ...]
     entry recomputes its action key and its subject names its target."""
     batch = BatchStatement(statement)
     return tuple(batch.provenance(index) for index in range(len(batch)))
-
-
-def _check_run_details(raw: Any) -> None:
-    details = require_exact_keys(raw, {"builder", "metadata"}, _CODE, "predicate.runDetails")
-    builder = require_exact_keys(details["builder"], {"id"}, _CODE, "predicate.runDetails.builder")
-    if builder["id"] != BUILDER_ID:
-        raise EvidenceError(_CODE, f"predicate.runDetails.builder.id: expected {BUILDER_ID!r}")
-    metadata = require_exact_keys(
-        details["metadata"], {"invocationId"}, _CODE, "predicate.runDetails.metadata"
-    )
-    if not isinstance(metadata["invocationId"], str):
-        raise EvidenceError(_CODE, "predicate.runDetails.metadata.invocationId must be a string")
 
 
 def _parse_render(entry: Any, index: int, application: str, snapshot: str, core: str) -> RenderProvenance:

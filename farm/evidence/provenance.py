@@ -175,7 +175,7 @@ def parse_render_provenance(statement: Statement) -> RenderProvenance:
         "predicate.buildDefinition.internalParameters",
     )
     dependencies = _parse_dependencies(build["resolvedDependencies"])
-    job_id = _parse_run_details(predicate["runDetails"])
+    job_id = parse_run_details(predicate["runDetails"])
     provenance = _assemble(external, internal, dependencies, job_id)
     if provenance.action_key != internal["actionKey"]:
         raise EvidenceError(
@@ -212,7 +212,9 @@ def _parse_dependencies(raw: Any) -> dict[str, str]:
     return result
 
 
-def _parse_run_details(raw: Any) -> str:
+def parse_run_details(raw: Any) -> str:
+    """The invocation id of a render predicate's ``runDetails`` (a single render's or a batch's),
+    decoded strictly."""
     details = require_exact_keys(raw, {"builder", "metadata"}, _CODE, "predicate.runDetails")
     builder = require_exact_keys(details["builder"], {"id"}, _CODE, "predicate.runDetails.builder")
     if builder["id"] != BUILDER_ID:

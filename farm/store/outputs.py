@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Insert, Table, delete, select, text
 from sqlalchemy.orm import Session, object_session
@@ -67,14 +68,16 @@ def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
 def batch_envelopes(session: Session, records: Sequence[EvidenceRecord]) -> dict[str, bytes]:
     """The batch envelopes ``records`` name, by digest (one query per chunk of digests)."""
     wanted = sorted({record.batch_envelope for record in records if record.batch_envelope is not None})
-    found: dict[str, bytes] = {}
-    for chunk in chunks(wanted, KEY_CHUNK):
-        rows = session.execute(
-            select(EvidenceEnvelope.digest, EvidenceEnvelope.envelope).where(
-                among(session, EvidenceEnvelope.digest, chunk)
-            )
+    return _by_key(session, EvidenceEnvelope.digest, EvidenceEnvelope.envelope, wanted)
+
+
+def _by_key(session: Session, key: Any, value: Any, keys: Sequence[str]) -> dict[Any, Any]:
+    """``key → value`` for the rows whose ``key`` is one of ``keys`` (one query per chunk)."""
+    found: dict[Any, Any] = {}
+    for chunk in chunks(keys, KEY_CHUNK):
+        found.update(
+            dict(session.execute(select(key, value).where(among(session, key, chunk))).tuples().all())
         )
-        found.update({digest: envelope for digest, envelope in rows})
     return found
 
 
@@ -119,15 +122,7 @@ def _insert_ignoring(session: Session, table: Table) -> Insert:
 
 
 def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for chunk in chunks(envelopes, KEY_CHUNK):
-        rows = session.execute(
-            select(EvidenceRecord.envelope_digest, EvidenceRecord.id).where(
-                among(session, EvidenceRecord.envelope_digest, chunk)
-            )
-        )
-        found.update({key: value for key, value in rows})
-    return found
+    return _by_key(session, EvidenceRecord.envelope_digest, EvidenceRecord.id, envelopes)
 
 
 def record_outputs(
