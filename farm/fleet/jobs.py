@@ -7,7 +7,7 @@ the Celery task all call it). A job is one application and a batch of its target
    action and failure caches hold for its key, so a re-delivered batch skips its twin's work;
 2. each target's request is fetched by digest and verified (a forged or damaged request fails
    that target), rendered, and its output signed, all outside any transaction;
-3. the batch's blobs are made durable together, then one transaction records every target's
+3. the batch's blobs are made durable together (on a thread, while the batch is signed), then one transaction records every target's
    result, the outputs, evidence and cache entries, and the job's final state, only if this
    worker still holds the claim (otherwise it rolls back and reports ``skipped``); on SQLite the
    same transaction finishes the run when it was the last open job (PostgreSQL probes after the
@@ -25,7 +25,10 @@ caller can retry; nothing of the batch is recorded.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from farm.build.bounded import BoundExceeded
@@ -44,8 +47,8 @@ from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
 from farm.store.db import Connection, session_scope
 from farm.store.models import JobState
-from farm.store.objects import ObjectStoreUnavailableError
-from farm.store.outputs import put_signed, record_failures, record_outputs
+from farm.store.objects import ObjectStore, ObjectStoreUnavailableError
+from farm.store.outputs import put_manifests, record_failures, record_outputs
 from farm.store.runs import (
     ClaimedJob,
     ClaimedTarget,
@@ -143,9 +146,11 @@ def _execute(
             )
     else:
         _render_targets(storage, job, batch)
+    # durable before any row points at them; stored while the batch is signed (the flush is mostly
+    # a wait for the disk or for S3's answers, the signing is CPU)
+    with _storing(storage.objects, [output.manifests for output in batch.rendered.values()]):
         _sign_batch(signer, job, batch)
-    put_signed(storage.objects, list(batch.signed.values()))  # durable before any row points at them
-    signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
+        signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
     with session_scope(storage.sessions, bind=connection) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
         results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
@@ -165,6 +170,31 @@ def _execute(
         cached=counts[JobState.CACHED],
         results=tuple(results),
     )
+
+
+@contextmanager
+def _storing(objects: ObjectStore, manifests: list[bytes]) -> Iterator[None]:
+    """``put_manifests(objects, manifests)`` on a thread while the body runs; returns once both
+    are done, raising the store's error if it failed (the body's first, if both did)."""
+    if not manifests:
+        yield
+        return
+    failure: list[BaseException] = []
+
+    def store() -> None:
+        try:
+            put_manifests(objects, manifests)
+        except BaseException as error:  # noqa: BLE001 - raised again in the job's thread
+            failure.append(error)
+
+    writer = threading.Thread(target=store, name="farm-blob-writer", daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        writer.join()  # never leave a write running past the job, even when the body failed
+    if failure:
+        raise failure[0]
 
 
 def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: dict) -> TargetResult:

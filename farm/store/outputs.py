@@ -61,8 +61,14 @@ class NondeterministicOutputError(RuntimeError):
 def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
     """Every manifest of ``outputs`` durable in object storage; touches no database (the envelopes
     go into their evidence rows)."""
-    if outputs:
-        objects.put_many([output.manifests for output in outputs])
+    put_manifests(objects, [output.manifests for output in outputs])
+
+
+def put_manifests(objects: ObjectStore, manifests: Sequence[bytes]) -> None:
+    """Rendered manifests durable in object storage, before they are signed or recorded (a blob
+    no row names is swept by ``farm gc``)."""
+    if manifests:
+        objects.put_many(manifests)
 
 
 def batch_envelopes(session: Session, records: Sequence[EvidenceRecord]) -> dict[str, bytes]:
