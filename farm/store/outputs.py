@@ -25,7 +25,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Insert, Table, delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, object_session
 
 from farm.evidence.failure import SignedFailure
@@ -36,11 +36,10 @@ from farm.identity.canonical import sha256_hex
 from farm.store.models import (
     EvidenceEnvelope,
     EvidenceRecord,
-    FailedAction,
     utcnow,
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
-from farm.store.repository import bind_moment, driver_cursor, insert_ignoring
+from farm.store.repository import bind_moment, driver_cursor
 from farm.store.runs import KEY_CHUNK, among, chunks
 
 
@@ -114,10 +113,6 @@ def _batch_envelope(record: EvidenceRecord, batches: Mapping[str, bytes] | None)
     if actual != digest:
         raise BlobCorruptError(digest, actual, len(envelope), where)
     return envelope
-
-
-def _insert_ignoring(session: Session, table: Table) -> Insert:
-    return insert_ignoring(session.get_bind().dialect.name, table)
 
 
 def record_outputs(
@@ -376,6 +371,20 @@ def _record_on_postgresql(
     return dict(cursor.fetchall())
 
 
+_FAILURE_COLUMNS = (
+    "action_key, error_code, error_message, envelope_digest, signer_keyid, envelope, created_at"
+)
+_SQLITE_FORGET_FAILURES = "DELETE FROM failed_actions WHERE action_key IN ({})"
+_SQLITE_FAILURE = (
+    f"INSERT INTO failed_actions ({_FAILURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_POSTGRESQL_FORGET_FAILURES = "DELETE FROM failed_actions WHERE action_key = ANY(%b::text[])"
+_POSTGRESQL_FAILURES = (
+    f"INSERT INTO failed_actions ({_FAILURE_COLUMNS}) SELECT *, %s FROM unnest("
+    "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bytea[]) ON CONFLICT DO NOTHING"
+)
+
+
 def record_failures(
     session: Session, failures: Sequence[SignedFailure], *, now: datetime | None = None
 ) -> None:
@@ -383,24 +392,44 @@ def record_failures(
 
     A row already there for the key is replaced: a row that is served was verified and would have
     spared this render, so the one found here is unsigned, forged or signed by a key no longer
-    trusted (the same failure signed again gives the same row)."""
-    if failures:
-        now = now or utcnow()
-        keys = [failure.action_key for failure in failures]
+    trusted (the same failure signed again gives the same row). Two statements on the driver's
+    cursor, as ``record_outputs_once`` writes its rows."""
+    if not failures:
+        return
+    session.flush()
+    connection = session.connection()
+    moment = bind_moment(connection.dialect, now or utcnow())
+    keys = [failure.action_key for failure in failures]
+    with driver_cursor(connection) as cursor:
+        if connection.dialect.name == "postgresql":
+            cursor.execute(_POSTGRESQL_FORGET_FAILURES, (keys,))
+            cursor.execute(
+                _POSTGRESQL_FAILURES,
+                (
+                    moment,
+                    keys,
+                    [failure.error_code for failure in failures],
+                    [failure.error_message for failure in failures],
+                    [failure.envelope_digest for failure in failures],
+                    [failure.signer_keyid for failure in failures],
+                    [failure.envelope for failure in failures],
+                ),
+            )
+            return
         for chunk in chunks(keys):
-            session.execute(delete(FailedAction).where(FailedAction.action_key.in_(chunk)))
-        session.execute(
-            _insert_ignoring(session, FailedAction.__table__),
+            cursor.execute(_listed(_SQLITE_FORGET_FAILURES, len(chunk)), chunk)
+        cursor.executemany(
+            _SQLITE_FAILURE,
             [
-                {
-                    "action_key": failure.action_key,
-                    "error_code": failure.error_code,
-                    "error_message": failure.error_message,
-                    "envelope_digest": failure.envelope_digest,
-                    "signer_keyid": failure.signer_keyid,
-                    "envelope": failure.envelope,
-                    "created_at": now,
-                }
+                (
+                    failure.action_key,
+                    failure.error_code,
+                    failure.error_message,
+                    failure.envelope_digest,
+                    failure.signer_keyid,
+                    failure.envelope,
+                    moment,
+                )
                 for failure in failures
             ],
         )
