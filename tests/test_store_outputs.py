@@ -5,21 +5,24 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 import typer
 from conftest_store import Fleet, make_inputs
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 from typer.testing import CliRunner
 
 from farm.evidence.dsse import parse_envelope
 from farm.evidence.keys import Signer, TrustedSigners
-from farm.evidence.signing import SignedOutput
+from farm.evidence.signing import SignedOutput, rendered, sign_batch
 from farm.evidence.statement import parse_statement
 from farm.identity.canonical import sha256_hex
 from farm.store import audit
-from farm.store.models import ActionCacheEntry, EvidenceRecord, RenderOutput, RenderTarget
+from farm.store.db import STORE_ERRORS
+from farm.store.models import ActionCacheEntry, EvidenceEnvelope, EvidenceRecord, RenderOutput, RenderTarget
 from farm.store.objects import S3ObjectStore
 from farm.store.outputs import (
     NondeterministicOutputError,
@@ -279,3 +282,56 @@ def test_concurrent_twins_of_one_action_key_record_it_once(fleet: Fleet) -> None
     with fleet.sessions() as session:
         entry = cached_output(session, first.action_key)
         assert entry is not None and entry.output_digest == first.output_digest
+
+
+def test_a_record_already_there_without_its_cache_entry_is_named_by_the_new_entry(fleet: Fleet) -> None:
+    """The evidence record of an output is kept when its cache entry is gone (a sweep, a repair):
+    recording the output again adds no record and points the new entry at the one there."""
+    _, target_id, first = fleet.render(MANIFESTS)
+    with fleet.sessions.begin() as session:
+        session.execute(delete(ActionCacheEntry))
+    assert _record(fleet, fleet.sign(MANIFESTS, target_id, make_inputs(), "web", "prod")) == {}
+    assert _count(fleet.sessions, EvidenceRecord) == 1
+    with fleet.sessions() as session:
+        entry = cached_output(session, first.action_key)
+        assert entry is not None and (entry.evidence_id, entry.output_digest) == (
+            first.evidence_id,
+            first.output_digest,
+        )
+
+
+def test_the_rows_of_a_recorded_output_hold_moments_as_every_other_row_does(fleet: Fleet) -> None:
+    """Rows written through the driver's cursor read back as the moment given, in UTC, and on
+    SQLite hold the text SQLAlchemy writes for every other row (no offset), so moments compare."""
+    moment = datetime(2026, 12, 5, 13, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2)))
+    run_id = fleet.new_run()
+    job_id, [target_id] = fleet.new_job(run_id, (make_inputs(), "web", "prod"))
+    provenance = fleet.provenance(target_id, make_inputs(), "web", "prod")
+    [signed] = sign_batch(fleet.signer, job_id, [rendered(MANIFESTS, provenance)])
+    put_signed(fleet.objects, [signed])
+    with fleet.sessions.begin() as session:
+        assert record_outputs(session, fleet.signer, [signed], now=moment) == {}
+    with fleet.sessions() as session:
+        for model in (RenderOutput, EvidenceRecord, ActionCacheEntry, EvidenceEnvelope):
+            stored = session.scalar(select(model.created_at))
+            assert stored == moment and stored.utcoffset() == timedelta(0)
+        if session.get_bind().dialect.name == "sqlite":
+            texts = {
+                session.scalar(text(f"SELECT created_at FROM {table}"))
+                for table in ("render_outputs", "evidence_records", "action_cache", "evidence_envelopes")
+            }
+            assert texts == {"2026-12-05 11:04:05.678901"}
+            job_text = session.scalar(text("SELECT created_at FROM render_jobs"))
+            assert len(job_text) == len("2026-12-05 11:04:05.678901")
+
+
+def test_a_database_error_while_recording_leaves_as_a_store_error(fleet: Fleet) -> None:
+    """A statement the database refuses (here: evidence naming a target that does not exist)
+    reaches the caller as the store's error, which a worker retries, and records nothing."""
+    signed = fleet.sign(MANIFESTS, "0" * 32, make_inputs(), "web", "prod")
+    put_signed(fleet.objects, [signed])
+    with pytest.raises(STORE_ERRORS), fleet.sessions.begin() as session:
+        record_outputs(session, fleet.signer, [signed])
+    assert [_count(fleet.sessions, model) for model in (RenderOutput, EvidenceRecord, ActionCacheEntry)] == [
+        0
+    ] * 3

@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Insert, Table, delete, select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session, object_session
 
 from farm.evidence.failure import SignedFailure
@@ -33,16 +34,13 @@ from farm.evidence.provenance import PROVENANCE_PREDICATE_TYPE
 from farm.evidence.signing import SignedOutput
 from farm.identity.canonical import sha256_hex
 from farm.store.models import (
-    ActionCacheEntry,
     EvidenceEnvelope,
     EvidenceRecord,
-    FailedAction,
-    RenderOutput,
     utcnow,
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
-from farm.store.repository import ensure_signer, insert_ignoring
-from farm.store.runs import KEY_CHUNK, among, cached_outputs, chunks
+from farm.store.repository import bind_moment, driver_cursor
+from farm.store.runs import KEY_CHUNK, among, chunks
 
 
 class NondeterministicOutputError(RuntimeError):
@@ -123,14 +121,6 @@ def _batch_envelope(record: EvidenceRecord, batches: Mapping[str, bytes] | None)
     return envelope
 
 
-def _insert_ignoring(session: Session, table: Table) -> Insert:
-    return insert_ignoring(session.get_bind().dialect.name, table)
-
-
-def _evidence_ids(session: Session, envelopes: list[str]) -> dict[str, int]:
-    return _by_key(session, EvidenceRecord.envelope_digest, EvidenceRecord.id, envelopes)
-
-
 def record_outputs(
     session: Session, signer: Signer, outputs: Sequence[SignedOutput], *, now: datetime | None = None
 ) -> dict[str, NondeterministicOutputError]:
@@ -157,14 +147,28 @@ def record_outputs_once(
     record (two runs of one catalog at once both render a target, and only the first to record it
     vouches for it). The keys are locked first (SQLite: the transaction's write lock, taken at its
     BEGIN; PostgreSQL: a transaction advisory lock per key), so the look-up sees any concurrent
-    recording of them. Bulk statements: a batch costs a handful of round trips, not a few per
-    target.
+    recording of them.
+
+    A batch costs two statements on PostgreSQL (the locks, then one statement that looks the keys
+    up and inserts every row of the keys it did not find) and five or six on SQLite (the look-up,
+    then an insert per table), written once per dialect as text and bound as tuples or arrays
+    through the driver's cursor (``driver_cursor``): SQLAlchemy's per-row parameter processing
+    cost more than the database's own work.
     """
     if not outputs:
         return Recorded()
-    now = now or utcnow()
-    _lock_action_keys(session, [output.action_key for output in outputs])
-    existing = cached_outputs(session, [output.action_key for output in outputs])
+    session.flush()  # the raw statements below do not flush the session's pending rows
+    connection = session.connection()
+    dialect = connection.dialect
+    moment = bind_moment(dialect, now or utcnow())
+    with driver_cursor(connection) as cursor:
+        if dialect.name == "postgresql":
+            existing = _record_on_postgresql(cursor, signer, outputs, moment)
+        else:
+            existing = _cached_on_sqlite(cursor, [output.action_key for output in outputs])
+            kept = [output for output in outputs if output.action_key not in existing]
+            if kept:
+                _insert_on_sqlite(cursor, signer, kept, moment)
     refused = {
         output.action_key: NondeterministicOutputError(
             output.action_key, existing[output.action_key], output.output_digest
@@ -175,73 +179,216 @@ def record_outputs_once(
     already = frozenset(output.action_key for output in outputs if output.action_key in existing) - set(
         refused
     )
-    kept = [output for output in outputs if output.action_key not in existing]
-    if not kept:
-        return Recorded(refused, already)
-    ensure_signer(session, signer.keyid, signer.public_key_pem)
-    envelopes = {o.envelope_digest: o for o in kept if o.subject_index is not None}
-    if envelopes:
-        session.execute(
-            _insert_ignoring(session, EvidenceEnvelope.__table__),
-            [
-                {"digest": d, "envelope": o.envelope, "signer_keyid": o.signer_keyid, "created_at": now}
-                for d, o in envelopes.items()
-            ],
-        )
-    session.execute(
-        _insert_ignoring(session, RenderOutput.__table__),
-        [{"digest": o.output_digest, "size_bytes": len(o.manifests), "created_at": now} for o in kept],
-    )
-    session.execute(
-        _insert_ignoring(session, EvidenceRecord.__table__),
-        [_evidence_row(output, now) for output in kept],
-    )
-    evidence = _evidence_ids(session, [output.record_key for output in kept])
-    new_entries = [
-        {
-            "action_key": output.action_key,
-            "output_digest": output.output_digest,
-            "evidence_id": evidence[output.record_key],
-            "created_at": now,
-        }
-        for output in kept
-    ]
-    session.execute(_insert_ignoring(session, ActionCacheEntry.__table__), new_entries)
     return Recorded(refused, already)
 
 
-_ADVISORY_LOCKS = text(
-    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(CAST(:keys AS text[])) AS key"
-    " ORDER BY key"  # one order for every transaction: two recorders never wait on each other in a cycle
+# The action cache's answer for a key, as ``farm.store.runs.cached_outputs`` gives it: only an
+# entry whose evidence record is about the same key and the same output.
+_CACHED = (
+    "SELECT a.action_key, a.output_digest FROM action_cache AS a"
+    " JOIN evidence_records AS e ON e.id = a.evidence_id"
+    " WHERE a.action_key IN ({}) AND e.action_key = a.action_key AND e.subject_digest = a.output_digest"
 )
+_EVIDENCE_COLUMNS = (
+    "envelope_digest, envelope, batch_envelope, subject_index, statement_digest, subject_name,"
+    " subject_digest, predicate_type, signer_keyid, action_key, target_id, cluster_profile, selection,"
+    " created_at"
+)
+_SQLITE_SIGNER = (
+    "INSERT INTO signers (keyid, public_key_pem, trusted, first_seen_at) VALUES (?, ?, 0, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+_SQLITE_ENVELOPES = (
+    "INSERT INTO evidence_envelopes (digest, envelope, signer_keyid, created_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+_SQLITE_OUTPUTS = (
+    "INSERT INTO render_outputs (digest, size_bytes, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_SQLITE_CACHE = (
+    "INSERT INTO action_cache (action_key, output_digest, evidence_id, created_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+_SQLITE_EVIDENCE_IDS = "SELECT envelope_digest, id FROM evidence_records WHERE envelope_digest IN ({})"
+_SQLITE_ROWS = 500  # rows per multi-row INSERT: 14 parameters a row, far below SQLite's 32,766
 
 
-def _lock_action_keys(session: Session, keys: Sequence[str]) -> None:
-    """On PostgreSQL, a transaction advisory lock on each key until the commit; on SQLite the
-    transaction already holds the database's write lock (``BEGIN IMMEDIATE``)."""
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(_ADVISORY_LOCKS, {"keys": sorted(set(keys))})
+@lru_cache(maxsize=64)
+def _listed(template: str, count: int) -> str:
+    return template.format(", ".join("?" * count))
 
 
-def _evidence_row(output: SignedOutput, now: datetime) -> dict[str, object]:
+@lru_cache(maxsize=64)
+def _sqlite_evidence(count: int) -> str:
+    row = "(" + ", ".join("?" * 14) + ")"
+    return (
+        f"INSERT INTO evidence_records ({_EVIDENCE_COLUMNS}) VALUES {', '.join([row] * count)}"
+        " ON CONFLICT DO NOTHING RETURNING envelope_digest, id"
+    )
+
+
+def _cached_on_sqlite(cursor: Any, keys: Sequence[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for chunk in chunks(keys):
+        cursor.execute(_listed(_CACHED, len(chunk)), chunk)
+        found.update(cursor.fetchall())
+    return found
+
+
+def _insert_on_sqlite(cursor: Any, signer: Signer, kept: Sequence[SignedOutput], moment: Any) -> None:
+    """The rows of ``kept`` (outputs whose keys the cache lacks) under the transaction's write lock:
+    the evidence records' ids come back from their INSERT (RETURNING), and only a record that was
+    already there is read back."""
+    cursor.execute(_SQLITE_SIGNER, (signer.keyid, signer.public_key_pem, moment))
+    envelopes = {o.envelope_digest: o for o in kept if o.subject_index is not None}
+    if envelopes:
+        cursor.executemany(
+            _SQLITE_ENVELOPES, [(d, o.envelope, o.signer_keyid, moment) for d, o in envelopes.items()]
+        )
+    cursor.executemany(_SQLITE_OUTPUTS, [(o.output_digest, len(o.manifests), moment) for o in kept])
+    ids: dict[str, int] = {}
+    for chunk in chunks(kept, _SQLITE_ROWS):
+        cursor.execute(
+            _sqlite_evidence(len(chunk)), [value for o in chunk for value in _evidence_values(o, moment)]
+        )
+        ids.update(cursor.fetchall())
+    missing = [o.record_key for o in kept if o.record_key not in ids]
+    for chunk in chunks(missing):
+        cursor.execute(_listed(_SQLITE_EVIDENCE_IDS, len(chunk)), chunk)
+        ids.update(cursor.fetchall())
+    cursor.executemany(
+        _SQLITE_CACHE, [(o.action_key, o.output_digest, ids[o.record_key], moment) for o in kept]
+    )
+
+
+def _evidence_values(output: SignedOutput, moment: Any) -> tuple[Any, ...]:
+    """An evidence record's values in ``_EVIDENCE_COLUMNS`` order."""
     provenance = output.provenance
     batch = output.subject_index is not None
-    return {
-        "envelope_digest": output.record_key,
-        "envelope": None if batch else output.envelope,
-        "batch_envelope": output.envelope_digest if batch else None,
-        "subject_index": output.subject_index,
-        "statement_digest": output.statement_digest,
-        "subject_name": provenance.subject_name,
-        "subject_digest": output.output_digest,
-        "predicate_type": PROVENANCE_PREDICATE_TYPE,
-        "signer_keyid": output.signer_keyid,
-        "action_key": provenance.action_key,
-        "target_id": provenance.target_id or None,
-        "cluster_profile": provenance.cluster_profile,
-        "selection": provenance.inputs.selection,
-        "created_at": now,
-    }
+    return (
+        output.record_key,
+        None if batch else output.envelope,
+        output.envelope_digest if batch else None,
+        output.subject_index,
+        output.statement_digest,
+        provenance.subject_name,
+        output.output_digest,
+        PROVENANCE_PREDICATE_TYPE,
+        output.signer_keyid,
+        provenance.action_key,
+        provenance.target_id or None,
+        provenance.cluster_profile,
+        provenance.inputs.selection,
+        moment,
+    )
+
+
+# PostgreSQL: the advisory locks, then one statement. Its look-up runs after the locks are held
+# (a statement of its own reads every commit made before it started, so after the locks); the
+# inserts of the keys it did not find are data-modifying parts of the same statement (their
+# foreign keys are checked at its end, when every row of it is in). A record already there keeps
+# its id (the cache entry names it); the statement returns the look-up's hits.
+_POSTGRESQL_LOCKS = (
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(%b::text[]) AS key"
+    " ORDER BY key"  # one order for every transaction: two recorders never wait on each other in a cycle
+)
+_POSTGRESQL_RECORD = f"""
+WITH existing AS (
+    {_CACHED.format("SELECT unnest(%(keys)b::text[])")}
+), batch AS (
+    SELECT * FROM unnest(
+        %(keys)b::text[], %(outputs)b::text[], %(sizes)b::int[], %(records)b::text[],
+        %(envelopes)b::bytea[], %(batches)b::text[], %(indexes)b::int[], %(statements)b::text[],
+        %(names)b::text[], %(signers)b::text[], %(targets)b::text[], %(clusters)b::text[],
+        %(selections)b::text[]
+    ) WITH ORDINALITY AS v(
+        action_key, output_digest, size_bytes, record_key, envelope, batch_envelope, subject_index,
+        statement_digest, subject_name, signer_keyid, target_id, cluster_profile, selection, position
+    )
+), kept AS (
+    SELECT * FROM batch WHERE action_key NOT IN (SELECT action_key FROM existing)
+), new_signer AS (
+    INSERT INTO signers (keyid, public_key_pem, trusted, first_seen_at)
+    SELECT %(keyid)s, %(pem)s, false, %(now)s WHERE EXISTS (SELECT FROM kept)
+    ON CONFLICT DO NOTHING
+), new_envelopes AS (
+    INSERT INTO evidence_envelopes (digest, envelope, signer_keyid, created_at)
+    SELECT digest, envelope, signer_keyid, %(now)s
+    FROM unnest(%(envelope_digests)b::text[], %(envelope_bytes)b::bytea[], %(envelope_signers)b::text[])
+        AS e(digest, envelope, signer_keyid)
+    WHERE digest IN (SELECT batch_envelope FROM kept)
+    ON CONFLICT DO NOTHING
+), new_outputs AS (
+    INSERT INTO render_outputs (digest, size_bytes, created_at)
+    SELECT DISTINCT ON (output_digest) output_digest, size_bytes, %(now)s FROM kept
+    ON CONFLICT DO NOTHING
+), new_records AS (
+    INSERT INTO evidence_records ({_EVIDENCE_COLUMNS})
+    SELECT record_key, envelope, batch_envelope, subject_index, statement_digest, subject_name,
+        output_digest, %(predicate)s, signer_keyid, action_key, target_id, cluster_profile, selection,
+        %(now)s
+    FROM kept ORDER BY position
+    ON CONFLICT DO NOTHING
+    RETURNING envelope_digest, id
+), new_entries AS (
+    INSERT INTO action_cache (action_key, output_digest, evidence_id, created_at)
+    SELECT kept.action_key, kept.output_digest, coalesce(new_records.id, old.id), %(now)s
+    FROM kept
+    LEFT JOIN new_records ON new_records.envelope_digest = kept.record_key
+    LEFT JOIN evidence_records AS old ON old.envelope_digest = kept.record_key
+    ON CONFLICT DO NOTHING
+)
+SELECT action_key, output_digest FROM existing
+"""
+
+
+def _record_on_postgresql(
+    cursor: Any, signer: Signer, outputs: Sequence[SignedOutput], moment: Any
+) -> dict[str, str]:
+    keys = [output.action_key for output in outputs]
+    cursor.execute(_POSTGRESQL_LOCKS, (sorted(set(keys)),))
+    envelopes = {o.envelope_digest: o for o in outputs if o.subject_index is not None}
+    batch = [o.subject_index is not None for o in outputs]
+    cursor.execute(
+        _POSTGRESQL_RECORD,
+        {
+            "keys": keys,
+            "outputs": [o.output_digest for o in outputs],
+            "sizes": [len(o.manifests) for o in outputs],
+            "records": [o.record_key for o in outputs],
+            "envelopes": [None if b else o.envelope for o, b in zip(outputs, batch, strict=True)],
+            "batches": [o.envelope_digest if b else None for o, b in zip(outputs, batch, strict=True)],
+            "indexes": [o.subject_index for o in outputs],
+            "statements": [o.statement_digest for o in outputs],
+            "names": [o.provenance.subject_name for o in outputs],
+            "signers": [o.signer_keyid for o in outputs],
+            "targets": [o.provenance.target_id or None for o in outputs],
+            "clusters": [o.provenance.cluster_profile for o in outputs],
+            "selections": [o.provenance.inputs.selection for o in outputs],
+            "keyid": signer.keyid,
+            "pem": signer.public_key_pem,
+            "now": moment,
+            "envelope_digests": list(envelopes),
+            "envelope_bytes": [o.envelope for o in envelopes.values()],
+            "envelope_signers": [o.signer_keyid for o in envelopes.values()],
+            "predicate": PROVENANCE_PREDICATE_TYPE,
+        },
+    )
+    return dict(cursor.fetchall())
+
+
+_FAILURE_COLUMNS = (
+    "action_key, error_code, error_message, envelope_digest, signer_keyid, envelope, created_at"
+)
+_SQLITE_FORGET_FAILURES = "DELETE FROM failed_actions WHERE action_key IN ({})"
+_SQLITE_FAILURE = (
+    f"INSERT INTO failed_actions ({_FAILURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_POSTGRESQL_FORGET_FAILURES = "DELETE FROM failed_actions WHERE action_key = ANY(%b::text[])"
+_POSTGRESQL_FAILURES = (
+    f"INSERT INTO failed_actions ({_FAILURE_COLUMNS}) SELECT *, %s FROM unnest("
+    "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bytea[]) ON CONFLICT DO NOTHING"
+)
 
 
 def record_failures(
@@ -251,24 +398,44 @@ def record_failures(
 
     A row already there for the key is replaced: a row that is served was verified and would have
     spared this render, so the one found here is unsigned, forged or signed by a key no longer
-    trusted (the same failure signed again gives the same row)."""
-    if failures:
-        now = now or utcnow()
-        keys = [failure.action_key for failure in failures]
+    trusted (the same failure signed again gives the same row). Two statements on the driver's
+    cursor, as ``record_outputs_once`` writes its rows."""
+    if not failures:
+        return
+    session.flush()
+    connection = session.connection()
+    moment = bind_moment(connection.dialect, now or utcnow())
+    keys = [failure.action_key for failure in failures]
+    with driver_cursor(connection) as cursor:
+        if connection.dialect.name == "postgresql":
+            cursor.execute(_POSTGRESQL_FORGET_FAILURES, (keys,))
+            cursor.execute(
+                _POSTGRESQL_FAILURES,
+                (
+                    moment,
+                    keys,
+                    [failure.error_code for failure in failures],
+                    [failure.error_message for failure in failures],
+                    [failure.envelope_digest for failure in failures],
+                    [failure.signer_keyid for failure in failures],
+                    [failure.envelope for failure in failures],
+                ),
+            )
+            return
         for chunk in chunks(keys):
-            session.execute(delete(FailedAction).where(FailedAction.action_key.in_(chunk)))
-        session.execute(
-            _insert_ignoring(session, FailedAction.__table__),
+            cursor.execute(_listed(_SQLITE_FORGET_FAILURES, len(chunk)), chunk)
+        cursor.executemany(
+            _SQLITE_FAILURE,
             [
-                {
-                    "action_key": failure.action_key,
-                    "error_code": failure.error_code,
-                    "error_message": failure.error_message,
-                    "envelope_digest": failure.envelope_digest,
-                    "signer_keyid": failure.signer_keyid,
-                    "envelope": failure.envelope,
-                    "created_at": now,
-                }
+                (
+                    failure.action_key,
+                    failure.error_code,
+                    failure.error_message,
+                    failure.envelope_digest,
+                    failure.signer_keyid,
+                    failure.envelope,
+                    moment,
+                )
                 for failure in failures
             ],
         )

@@ -6,11 +6,14 @@ unchanged on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Insert, Row, Table, or_, update
+from sqlalchemy import ColumnElement, Connection, Insert, Row, Table, or_, update
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
@@ -18,6 +21,7 @@ from farm.store.models import (
     Base,
     JobState,
     Signer,
+    UtcDateTime,
     utcnow,
 )
 
@@ -103,3 +107,46 @@ def sync_signer_trust(session: Session, trusted: TrustedSigners) -> None:
         .values(trusted=False)
         .execution_options(synchronize_session=False)
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver's cursor: a job's few statements, prepared once as text, bound as tuples
+# ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def driver_cursor(connection: Connection) -> Iterator[Any]:
+    """The DBAPI cursor of ``connection``'s transaction, for statements written once per dialect
+    as text and bound as tuples: SQLAlchemy's work per execution (compiling or looking up the
+    statement, processing each parameter of each row, building a result) cost more than the
+    database's own for a job's statements. A driver error leaves as SQLAlchemy's ``DBAPIError``
+    (``farm.store.db.STORE_ERRORS``), the connection invalidated when it was lost, as
+    SQLAlchemy's own executions do."""
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        yield cursor
+    except connection.dialect.loaded_dbapi.Error as error:
+        statement = getattr(cursor, "query", None)  # psycopg's last query (bytes); sqlite3 keeps none
+        if isinstance(statement, bytes):
+            statement = statement.decode(errors="replace")
+        connection._handle_dbapi_exception(error, statement, None, cursor, None)
+    finally:
+        cursor.close()
+
+
+_MOMENT_BINDS: dict[str, Callable[[datetime], Any]] = {}
+
+
+def bind_moment(dialect: Dialect, moment: datetime) -> Any:
+    """``moment`` as SQLAlchemy binds a ``UtcDateTime`` for ``dialect`` (on SQLite, the UTC text
+    it writes; on PostgreSQL, the moment in UTC), so rows written through ``driver_cursor`` read
+    back like every other."""
+    process = _MOMENT_BINDS.get(dialect.name)
+    if process is None:
+        process = _MOMENT_BINDS[dialect.name] = UtcDateTime()._cached_bind_processor(dialect) or (lambda v: v)
+    return process(moment)
+
+
+def placeholders(dialect: Dialect, sql: str) -> str:
+    """``sql`` written with ``?`` placeholders, in ``dialect``'s parameter style."""
+    return sql if dialect.paramstyle == "qmark" else sql.replace("?", "%s")

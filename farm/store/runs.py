@@ -30,7 +30,6 @@ from sqlalchemy import (
     Select,
     String,
     Table,
-    and_,
     any_,
     bindparam,
     case,
@@ -58,6 +57,7 @@ from farm.store.models import (
 )
 from farm.store.objects import ObjectStore
 from farm.store.paging import Ordering, SortKey, keyset_page
+from farm.store.repository import bind_moment, driver_cursor
 
 JOB_OPEN_STATES = (JobState.PLANNED.value, JobState.QUEUED.value, JobState.RUNNING.value)
 JOB_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value)
@@ -228,61 +228,42 @@ class ClaimedJob:
     targets: tuple[ClaimedTarget, ...]
 
 
-_CLAIM = (
-    update(RenderJob.__table__)
-    .where(
-        RenderJob.__table__.c.id == bindparam("job_id"), RenderJob.__table__.c.state == JobState.QUEUED.value
-    )
-    .values(
-        state=JobState.RUNNING.value,
-        claimed_by=bindparam("worker"),
-        attempts=RenderJob.__table__.c.attempts + 1,
-        started_at=bindparam("now"),
-        error_code=None,
-        error_message=None,
-    )
-    .returning(
-        RenderJob.__table__.c.id,
-        RenderJob.__table__.c.run_id,
-        RenderJob.__table__.c.application,
-        RenderJob.__table__.c.batch_key,
-        select(FleetRun.__table__.c.snapshot_digest)
-        .where(FleetRun.__table__.c.id == RenderJob.__table__.c.run_id)
-        .correlate(RenderJob.__table__)
-        .scalar_subquery(),
-    )
-)
+# A job's statements, written once per dialect as text and run on the driver's cursor
+# (``farm.store.repository.driver_cursor``): SQLAlchemy's compiling and per-parameter processing
+# cost more than the database's own work for them.
 
-_OPEN_TARGETS = (
-    select(
-        RenderTarget.id,
-        RenderTarget.cluster_profile,
-        RenderTarget.selection,
-        RenderTarget.request_digest,
-        RenderTarget.action_key,
-        ActionCacheEntry.output_digest,
-        RenderTarget.request_pack,
-        FailedAction.error_code,
-        FailedAction.error_message,
-        FailedAction.envelope,
-    )
-    .select_from(RenderTarget)
-    .outerjoin(
-        ActionCacheEntry,
-        and_(
-            ActionCacheEntry.action_key == RenderTarget.action_key,
-            exists()
-            .where(
-                EvidenceRecord.id == ActionCacheEntry.evidence_id,
-                EvidenceRecord.action_key == ActionCacheEntry.action_key,
-                EvidenceRecord.subject_digest == ActionCacheEntry.output_digest,
-            )
-            .correlate(ActionCacheEntry),
-        ),
-    )
-    .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
-    .where(RenderTarget.job_id == bindparam("job_id"), RenderTarget.state == JobState.QUEUED.value)
-    .order_by(RenderTarget.cluster_profile, RenderTarget.selection)
+_CLAIM_UPDATE = (
+    "UPDATE render_jobs SET state = 'running', attempts = render_jobs.attempts + 1, claimed_by = ?,"
+    " error_code = NULL, error_message = NULL, started_at = ? WHERE render_jobs.id = ? AND render_jobs.state = 'queued'"
+)
+# an open target with what the action cache (only an entry whose evidence record is about the same
+# key and output) and the failure cache hold for its key
+_OPEN_TARGET_COLUMNS = (
+    "t.id, t.cluster_profile, t.selection, t.request_digest, t.action_key, a.output_digest, t.request_pack,"
+    " f.error_code, f.error_message, f.envelope"
+)
+_OPEN_TARGET_JOINS = (
+    " LEFT OUTER JOIN action_cache AS a ON a.action_key = t.action_key AND EXISTS (SELECT 1 FROM"
+    " evidence_records AS e WHERE e.id = a.evidence_id AND e.action_key = a.action_key AND e.subject_digest"
+    " = a.output_digest) LEFT OUTER JOIN failed_actions AS f ON f.action_key = t.action_key"
+)
+_SQLITE_CLAIM = (
+    f"{_CLAIM_UPDATE} RETURNING id, run_id, application, batch_key,"
+    " (SELECT fleet_runs.snapshot_digest FROM fleet_runs WHERE id = run_id)"
+)
+_SQLITE_OPEN_TARGETS = (
+    f"SELECT {_OPEN_TARGET_COLUMNS} FROM render_targets AS t{_OPEN_TARGET_JOINS}"
+    " WHERE t.job_id = ? AND t.state = 'queued' ORDER BY t.cluster_profile, t.selection"
+)
+# PostgreSQL: the claim and the read of its targets in one statement (the read runs whether or not
+# the claim won; an empty answer is a lost claim, a row with no target a claim of a recorded batch)
+_POSTGRESQL_CLAIM = (
+    "WITH job AS (" + _CLAIM_UPDATE.replace("?", "%s") + " RETURNING id, run_id, application, batch_key)"
+    " SELECT job.id, job.run_id, job.application, job.batch_key,"
+    " (SELECT fleet_runs.snapshot_digest FROM fleet_runs WHERE fleet_runs.id = job.run_id), targets.*"
+    f" FROM job LEFT JOIN LATERAL (SELECT {_OPEN_TARGET_COLUMNS} FROM render_targets AS t{_OPEN_TARGET_JOINS}"
+    " WHERE t.job_id = job.id AND t.state = 'queued') AS targets ON true"
+    " ORDER BY targets.cluster_profile, targets.selection"
 )
 
 
@@ -303,10 +284,23 @@ def claim_job(
     (SQLite), then finds the state changed and gets None.
     """
     connection = _core(session)
-    row = connection.execute(_CLAIM, {"job_id": job_id, "worker": worker, "now": now or utcnow()}).first()
-    if row is None:
-        return None
-    job_id, run_id, application, batch_key, snapshot = row
+    moment = bind_moment(connection.dialect, now or utcnow())
+    with driver_cursor(connection) as cursor:
+        if connection.dialect.name == "postgresql":
+            cursor.execute(_POSTGRESQL_CLAIM, (worker, moment, job_id))
+            rows = cursor.fetchall()
+            if not rows:
+                return None
+            job_id, run_id, application, batch_key, snapshot = rows[0][:5]
+            found = [row[5:] for row in rows if row[5] is not None]
+        else:
+            cursor.execute(_SQLITE_CLAIM, (worker, moment, job_id))
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            job_id, run_id, application, batch_key, snapshot = row
+            cursor.execute(_SQLITE_OPEN_TARGETS, (job_id,))
+            found = cursor.fetchall()
     targets = tuple(
         ClaimedTarget(
             target_id,
@@ -315,12 +309,12 @@ def claim_job(
             request_digest or "",
             key,
             output,
-            CachedFailure(code, message, envelope) if code is not None else None,
+            CachedFailure(code, message, bytes(envelope) if envelope is not None else None)
+            if code is not None
+            else None,
             pack,
         )
-        for target_id, cluster, selection, request_digest, key, output, pack, code, message, envelope in (
-            connection.execute(_OPEN_TARGETS, {"job_id": job_id})
-        )
+        for target_id, cluster, selection, request_digest, key, output, pack, code, message, envelope in found
     )
     return ClaimedJob(job_id, run_id, application, batch_key, snapshot or "", targets)
 
@@ -342,54 +336,25 @@ class TargetResult:
             raise ValueError("error_code: a failed target needs an error code")
 
 
-_FINISH_JOB = (
-    update(RenderJob.__table__)
-    .where(
-        RenderJob.__table__.c.id == bindparam("job_id"),
-        RenderJob.__table__.c.state == JobState.RUNNING.value,
-        RenderJob.__table__.c.claimed_by == bindparam("worker"),
-    )
-    .values(state=bindparam("state"), finished_at=bindparam("now"), error_code=bindparam("error_code"))
+_FINISH_UPDATE = (
+    "UPDATE render_jobs SET state = 'succeeded', error_code = NULL, finished_at = ?"
+    " WHERE render_jobs.id = ? AND render_jobs.state = 'running' AND render_jobs.claimed_by = ?"
 )
-
-_RECORD_TARGET = (
-    update(RenderTarget.__table__)
-    .where(
-        RenderTarget.__table__.c.id == bindparam("b_id"),
-        RenderTarget.__table__.c.state == JobState.QUEUED.value,
-    )
-    .values(
-        state=bindparam("b_state"),
-        output_digest=bindparam("b_output"),
-        error_code=bindparam("b_code"),
-        error_message=bindparam("b_message"),
-        finished_at=bindparam("b_now"),
-    )
+_SQLITE_RECORD_TARGET = (
+    "UPDATE render_targets SET state = ?, error_code = ?, error_message = ?, output_digest = ?, finished_at = ?"
+    " WHERE render_targets.id = ? AND render_targets.state = 'queued'"
 )
-
-
-def _unnested(*names: str) -> Any:
-    """PostgreSQL: ``unnest(:name_0, :name_1, …) AS v(name_0, …)``, one text array per column."""
-    arrays = [bindparam(f"v_{name}", type_=ARRAY(String)) for name in names]
-    return func.unnest(*arrays).table_valued(*names).render_derived(name="v")
-
-
-_RESULTS = _unnested("id", "state", "output", "code", "message")
-# PostgreSQL records a batch's targets in one statement, the results as arrays: one parameter set
-# to bind, not one per target (psycopg binds each row of an executemany on its own)
-_RECORD_TARGETS = (
-    update(RenderTarget.__table__)
-    .where(
-        RenderTarget.__table__.c.id == _RESULTS.c.id,
-        RenderTarget.__table__.c.state == JobState.QUEUED.value,
-    )
-    .values(
-        state=_RESULTS.c.state,
-        output_digest=_RESULTS.c.output,
-        error_code=_RESULTS.c.code,
-        error_message=_RESULTS.c.message,
-        finished_at=bindparam("v_now", type_=RenderTarget.__table__.c.finished_at.type),
-    )
+# PostgreSQL: the job and its batch's results in one statement, the results as arrays (one
+# parameter each to bind, not one per target), recorded only when the job's update matched
+_POSTGRESQL_FINISH = (
+    "WITH job AS ("
+    + _FINISH_UPDATE.replace("?", "%s")
+    + " RETURNING id), targets AS (UPDATE render_targets SET state = v.state, error_code = v.code,"
+    " error_message = v.message, output_digest = v.output, finished_at = %s"
+    " FROM unnest(%b::varchar[], %b::varchar[], %b::varchar[], %b::varchar[], %b::text[])"
+    " AS v(id, state, output, code, message)"
+    " WHERE render_targets.id = v.id AND render_targets.state = 'queued' AND EXISTS (SELECT FROM job))"
+    " SELECT count(*) FROM job"
 )
 
 
@@ -405,38 +370,43 @@ def finish_job(
 
     False (and nothing written by this call) when the claim was lost: the caller rolls back.
     """
-    now = now or utcnow()
     connection = _core(session)
-    parameters = {"job_id": job_id, "worker": worker, "state": JobState.SUCCEEDED.value, "now": now}
-    if connection.execute(_FINISH_JOB, parameters | {"error_code": None}).rowcount != 1:
-        return False
-    if results and connection.dialect.name == "postgresql":
-        connection.execute(
-            _RECORD_TARGETS,
-            {
-                "v_id": [result.target_id for result in results],
-                "v_state": [result.state.value for result in results],
-                "v_output": [result.output_digest for result in results],
-                "v_code": [result.error_code for result in results],
-                "v_message": [result.error_message for result in results],
-                "v_now": now,
-            },
-        )
-    elif results:
-        connection.execute(
-            _RECORD_TARGET,
-            [
-                {
-                    "b_id": result.target_id,
-                    "b_state": result.state.value,
-                    "b_output": result.output_digest,
-                    "b_code": result.error_code,
-                    "b_message": result.error_message,
-                    "b_now": now,
-                }
-                for result in results
-            ],
-        )
+    moment = bind_moment(connection.dialect, now or utcnow())
+    with driver_cursor(connection) as cursor:
+        if connection.dialect.name == "postgresql":
+            cursor.execute(
+                _POSTGRESQL_FINISH,
+                (
+                    moment,
+                    job_id,
+                    worker,
+                    moment,
+                    [result.target_id for result in results],
+                    [result.state.value for result in results],
+                    [result.output_digest for result in results],
+                    [result.error_code for result in results],
+                    [result.error_message for result in results],
+                ),
+            )
+            return cursor.fetchone()[0] == 1
+        cursor.execute(_FINISH_UPDATE, (moment, job_id, worker))
+        if cursor.rowcount != 1:
+            return False
+        if results:
+            cursor.executemany(
+                _SQLITE_RECORD_TARGET,
+                [
+                    (
+                        result.state.value,
+                        result.error_code,
+                        result.error_message,
+                        result.output_digest,
+                        moment,
+                        result.target_id,
+                    )
+                    for result in results
+                ],
+            )
     return True
 
 
