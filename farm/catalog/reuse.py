@@ -81,9 +81,7 @@ def tree_state(root: Path) -> TreeState | None:
                     if stat.S_ISLNK(info.st_mode):
                         return None
                     relative = prefix + entry.name
-                    entries.append(
-                        (relative, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-                    )
+                    entries.append(_state(relative, info))
                     if stat.S_ISDIR(info.st_mode):
                         folders.append((entry.path, relative + os.sep))
     except OSError:
@@ -93,8 +91,10 @@ def tree_state(root: Path) -> TreeState | None:
 
 def _entry_state(path: str | Path, relative: str) -> tuple[str, int, int, int, int, int] | None:
     info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return None
+    return None if stat.S_ISLNK(info.st_mode) else _state(relative, info)
+
+
+def _state(relative: str, info: os.stat_result) -> tuple[str, int, int, int, int, int]:
     return relative, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
