@@ -282,8 +282,12 @@ def run_command(
         planned = begin_fleet_run(
             storage, snapshot, trigger=Trigger.CLI, source=str(catalog.resolve()), executor=executor
         )
+        # No job queued: the plan answered every target and finished the run in its transaction,
+        # so there is no progress to show nor anything to wait for (a no-change re-run).
+        answered = not planned.queued
         if executor.blocking:  # the local pool: the progress is drawn as its jobs finish
-            with RunProgressDisplay(storage, planned.run_id, progress, sys.stderr, progress_every) as display:
+            shown = "off" if answered else progress
+            with RunProgressDisplay(storage, planned.run_id, shown, sys.stderr, progress_every) as display:
                 watched = replace(executor, on_progress=display.update)
                 finish_fleet_run(storage, snapshot, planned, watched, trigger=Trigger.CLI)
         else:
@@ -295,8 +299,16 @@ def run_command(
         )
         return
     try:
-        summary = _wait_with_progress(
-            storage, planned.run_id, progress, timeout if chosen == "celery" else None, every=progress_every
+        summary = (
+            run_summary(storage, planned.run_id)
+            if answered
+            else _wait_with_progress(
+                storage,
+                planned.run_id,
+                progress,
+                timeout if chosen == "celery" else None,
+                every=progress_every,
+            )
         )
     except TimeoutError as stuck:
         typer.echo(f"Error: {stuck}", err=True)
