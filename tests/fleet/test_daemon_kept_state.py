@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from farm.catalog import reuse
+from farm.catalog import load_catalog, reuse
 from farm.commands import run
 from farm.daemon.server import _Heap
 from farm.settings import load_settings
+
+from .conftest import make_catalog
 
 
 def test_farm_run_reuses_its_storage_while_the_settings_and_the_folder_are_the_same(
@@ -47,7 +49,7 @@ class _Node:
     pass
 
 
-def test_a_cycle_frozen_after_a_command_is_freed_once_the_daemon_keeps_another_catalog(
+def test_a_cycle_frozen_after_a_command_is_freed_by_the_daemon_s_next_full_collection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kept = reuse.CatalogReuse()
@@ -60,10 +62,25 @@ def test_a_cycle_frozen_after_a_command_is_freed_once_the_daemon_keeps_another_c
         watch = weakref.ref(node, lambda _: freed.append(True))
         heap.settle()  # after a command: what survives it is frozen
         del node
-        heap.settle()  # the next command's end: frozen objects are not walked
+        kept.changes += heap.FULL_EVERY - 1
+        heap.settle()  # frozen objects are not walked
         assert not freed
-        kept.changes += 1  # the next command kept another catalog
+        kept.changes += 1  # the kept catalog changed FULL_EVERY times: a full collection
         heap.settle()
         assert freed and watch() is None
+    finally:
+        gc.unfreeze()
+
+
+def test_a_replaced_catalog_is_freed_at_once_though_the_daemon_froze_it(tmp_path: Path) -> None:
+    catalog = make_catalog(tmp_path / "catalog")
+    snapshot = load_catalog(catalog.root)
+    assert snapshot.target_requests and snapshot.request_pack_digests  # its cached parts built
+    watch = weakref.ref(snapshot)
+    gc.collect()
+    gc.freeze()
+    try:
+        del snapshot
+        assert watch() is None  # no reference cycle: reference counting frees it, frozen or not
     finally:
         gc.unfreeze()
