@@ -11,7 +11,7 @@ from conftest_store import Fleet
 from sqlalchemy import select
 
 from farm.store.models import JobState, RenderJob, RenderTarget, new_ids, utcnow
-from farm.store.runs import insert_run
+from farm.store.runs import TARGET_COLUMNS, insert_run
 
 
 def _target(run_id: str, target_id: str, index: int, now, job_id: str | None) -> dict:  # noqa: ANN001
@@ -89,3 +89,28 @@ def test_ids_made_many_at_once_are_distinct_ascending_uuid7s() -> None:
     assert first == sorted(first) and len(set(first + second)) == 2000
     assert all(uuid.UUID(value).version == 7 and uuid.UUID(value).variant == uuid.RFC_4122 for value in first)
     assert second[0] > first[-1] or second[0][:12] == first[-1][:12]  # a later millisecond, or the same one
+
+
+def test_target_rows_given_as_values_in_column_order_read_back_as_the_same_rows(fleet: Fleet) -> None:
+    """The planner hands each target row as its values in ``TARGET_COLUMNS`` order (no dict per
+    target): they read back as the same rows given as dicts would."""
+    now = utcnow()
+    run_id = new_ids(1)[0]
+    ids = new_ids(3)
+    rows = [_target(run_id, target_id, index, now, None) for index, target_id in enumerate(ids)]
+    with fleet.sessions.begin() as session:
+        insert_run(
+            session,
+            _run_row(fleet, run_id, now),
+            [],
+            [[row[name] for name in TARGET_COLUMNS] for row in rows],
+        )
+    with fleet.sessions() as session:
+        stored = session.scalars(
+            select(RenderTarget).where(RenderTarget.id.in_(ids)).order_by(RenderTarget.id)
+        )
+        read = [
+            {column.name: getattr(target, column.key) for column in RenderTarget.__table__.columns}
+            for target in stored
+        ]
+    assert read == rows

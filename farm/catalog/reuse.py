@@ -43,6 +43,7 @@ class CatalogReuse:
 
     def __init__(self) -> None:
         self._last: _Loaded | None = None
+        self.changes = 0  # how many times the snapshot kept was dropped or replaced
 
     def load(self, path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
         root = _catalog_root(Path(path))
@@ -51,12 +52,15 @@ class CatalogReuse:
         last = self._last
         if state is not None and last is not None and last.key == key and last.state == state:
             return last.snapshot
-        self._last = None
+        if last is not None:
+            self._last = None
+            self.changes += 1
         loading = time.time_ns()
         snapshot = load_catalog(path, max_file_bytes=max_file_bytes)
         fetched = any(not chart.vendored for app in snapshot.applications for chart in app.charts)
         if state is not None and tree_state(root) == state and not _racy(state, loading) and not fetched:
             self._last = _Loaded(key, state, snapshot)
+            self.changes += 1
         return snapshot
 
 
@@ -68,13 +72,18 @@ def tree_state(root: Path) -> TreeState | None:
         if root_state is None:
             return None
         entries = [root_state]
-        for folder, folders, files in os.walk(root, onerror=_raise):
-            for name in folders + files:
-                path = os.path.join(folder, name)
-                entry = _entry_state(path, os.path.relpath(path, root))
-                if entry is None:
-                    return None
-                entries.append(entry)
+        folders = [(os.fspath(root), "")]
+        while folders:
+            folder, prefix = folders.pop()
+            with os.scandir(folder) as scanned:
+                for entry in scanned:
+                    info = entry.stat(follow_symlinks=False)  # one lstat, as os.walk then lstat did
+                    if stat.S_ISLNK(info.st_mode):
+                        return None
+                    relative = prefix + entry.name
+                    entries.append(_state(relative, info))
+                    if stat.S_ISDIR(info.st_mode):
+                        folders.append((entry.path, relative + os.sep))
     except OSError:
         return None
     return tuple(sorted(entries))
@@ -82,13 +91,11 @@ def tree_state(root: Path) -> TreeState | None:
 
 def _entry_state(path: str | Path, relative: str) -> tuple[str, int, int, int, int, int] | None:
     info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return None
+    return None if stat.S_ISLNK(info.st_mode) else _state(relative, info)
+
+
+def _state(relative: str, info: os.stat_result) -> tuple[str, int, int, int, int, int]:
     return relative, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
-
-
-def _raise(error: OSError) -> None:
-    raise error
 
 
 def _racy(state: TreeState, loading_ns: int) -> bool:
@@ -108,6 +115,12 @@ def keep_loaded_catalogs() -> None:
     """Make ``load_catalog_reusing`` reuse unchanged catalogs in this process (the farm daemon)."""
     global _reuse
     _reuse = CatalogReuse()
+
+
+def kept_catalog_changes() -> int:
+    """How many times the snapshot this process keeps for reuse was dropped or replaced (0 where
+    none is kept): the farm daemon unfreezes its heap when this moves."""
+    return 0 if _reuse is None else _reuse.changes
 
 
 def load_catalog_reusing(path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -208,7 +209,9 @@ class _DescriptorParts:
     written again per target (a snapshot builds one request per target)."""
 
     def __init__(self, snapshot: CatalogSnapshot) -> None:
-        self.snapshot = snapshot
+        # the snapshot caches this object: a weak reference back keeps the pair out of a reference
+        # cycle, so a replaced snapshot is freed at once (the farm daemon freezes its heap)
+        self.snapshot = weakref.proxy(snapshot)
         self._applications: dict[str, tuple] = {}
         self._profiles: dict[tuple[str, str], tuple] = {}
         self._values: dict[tuple[str, str], tuple[tuple[ValuesLayer, ...], str]] = {}

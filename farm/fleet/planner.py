@@ -23,7 +23,14 @@ from farm.store.context import Storage
 from farm.store.db import Session, session_scope
 from farm.store.models import JobState, RunKind, RunState, Trigger, new_id, new_ids, utcnow
 from farm.store.objects import ObjectStore
-from farm.store.runs import CachedFailure, cached_failures, cached_outputs, finalize_run, insert_run
+from farm.store.runs import (
+    TARGET_COLUMNS,
+    CachedFailure,
+    cached_failures,
+    cached_outputs,
+    finalize_run,
+    insert_run,
+)
 from farm.store.snapshots import persist_requests, persisting_snapshot
 
 if TYPE_CHECKING:
@@ -106,7 +113,9 @@ def vouched_failures(
     }
 
 
-_Planned = tuple[TargetRequest, str, dict[str, Any]]  # a target, its action key, its row
+_Planned = tuple[TargetRequest, str, list[Any]]  # a target, its action key, its row
+_QUEUED, _CACHED, _FAILED = JobState.QUEUED.value, JobState.CACHED.value, JobState.FAILED.value
+_JOB_ID = TARGET_COLUMNS.index("job_id")
 
 
 def _batches(items: list[_Planned], size: int) -> list[list[_Planned]]:
@@ -155,7 +164,9 @@ def plan_run(
     with session_scope(storage.sessions) as session:
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
-        targets, to_render, refused = [], [], 0
+        targets: list[list[Any]] = []
+        to_render: list[_Planned] = []
+        refused = 0
         with persisting_snapshot(session, storage.objects, snapshot, source):
             keyed_targets = key_targets(
                 session,
@@ -166,32 +177,41 @@ def plan_run(
                 trust=lambda: trusted_signers(storage),
             )
         problems = snapshot.has_problems
-        for keyed, target_id in zip(keyed_targets, new_ids(len(keyed_targets)), strict=True):
-            tr, key = keyed.target_request, keyed.action_key
-            row = _target_row(target_id, run_id, tr, key, now, extra_pack or packs[tr.target.application])
-            problem = snapshot.problem_of(tr.target) if problems else None
+        for (tr, key, output, failure), target_id in zip(
+            keyed_targets, new_ids(len(keyed_targets)), strict=True
+        ):
+            target = tr.target
+            problem = snapshot.problem_of(target) if problems else None
+            # the row's values in TARGET_COLUMNS order: id, run_id, job_id, application,
+            # cluster_profile, selection, request_digest, request_pack, action_key, state,
+            # error_code, error_message, output_digest, created_at, finished_at
             if problem is not None:  # the loader refused its application or ClusterProfile: say why
                 refused += 1
-                row |= {
-                    "state": JobState.FAILED.value,
-                    "error_code": problem.code,
-                    "error_message": bound_message(problem.message),
-                    "finished_at": now,
-                }
-            elif keyed.output_digest is not None:
-                row |= {
-                    "state": JobState.CACHED.value,
-                    "output_digest": keyed.output_digest,
-                    "finished_at": now,
-                }
-            elif keyed.failure is not None:
-                row |= {
-                    "state": JobState.CACHED.value,
-                    "error_code": keyed.failure.error_code,
-                    "error_message": keyed.failure.error_message,
-                    "finished_at": now,
-                }
+                state, code, message, finished = _FAILED, problem.code, bound_message(problem.message), now
+            elif output is not None:
+                state, code, message, finished = _CACHED, None, None, now
+            elif failure is not None:
+                state, code, message, finished = _CACHED, failure.error_code, failure.error_message, now
             else:
+                state, code, message, finished = _QUEUED, None, None, None
+            row = [
+                target_id,
+                run_id,
+                None,
+                target.application,
+                target.cluster,
+                target.selection,
+                tr.request.digest,
+                extra_pack or packs[target.application],
+                key,
+                state,
+                code,
+                message,
+                output if problem is None else None,
+                now,
+                finished,
+            ]
+            if state == _QUEUED:
                 to_render.append((tr, key, row))
             targets.append(row)
         if target_requests is None:  # a fleet run: the targets the loader refused on their own
@@ -201,7 +221,7 @@ def plan_run(
         for batch in _batches(to_render, batch_size):
             job = _job_row(run_id, batch, now)
             for _, _, row in batch:
-                row["job_id"] = job["id"]
+                row[_JOB_ID] = job["id"]
             jobs.append(job)
         run = {
             "id": run_id,
@@ -229,33 +249,11 @@ def plan_run(
     return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
 
 
-def _target_row(
-    target_id: str, run_id: str, tr: TargetRequest, key: str, now: datetime, pack: str
-) -> dict[str, Any]:
-    return {
-        "id": target_id,
-        "run_id": run_id,
-        "job_id": None,
-        "application": tr.target.application,
-        "cluster_profile": tr.target.cluster,
-        "selection": tr.target.selection,
-        "request_digest": tr.request.digest,
-        "request_pack": pack,
-        "action_key": key,
-        "state": JobState.QUEUED.value,
-        "error_code": None,
-        "error_message": None,
-        "output_digest": None,
-        "created_at": now,
-        "finished_at": None,
-    }
-
-
-def _refused_row(run_id: str, target: Target, problem: Problem, now: datetime) -> dict[str, Any]:
+def _refused_row(run_id: str, target: Target, problem: Problem, now: datetime) -> list[Any]:
     """A target the loader refused (its selection names an undeclared profile or value): failed
     from the start, with no request; its key names the target, as no request can be built."""
     key = sha256_hex(canonical_json(["refused", target.application, target.cluster, target.selection]))
-    return {
+    values = {
         "id": new_id(),
         "run_id": run_id,
         "job_id": None,
@@ -265,13 +263,14 @@ def _refused_row(run_id: str, target: Target, problem: Problem, now: datetime) -
         "request_digest": None,
         "request_pack": None,
         "action_key": key,
-        "state": JobState.FAILED.value,
+        "state": _FAILED,
         "error_code": problem.code,
         "error_message": bound_message(problem.message),
         "output_digest": None,
         "created_at": now,
         "finished_at": now,
     }
+    return [values[name] for name in TARGET_COLUMNS]
 
 
 def _job_row(run_id: str, batch: list[_Planned], now: datetime) -> dict[str, Any]:

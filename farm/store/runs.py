@@ -15,8 +15,9 @@ records nothing. Everything here runs unchanged on SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
@@ -138,10 +139,35 @@ def cached_failures(session: Session, keys: Sequence[str]) -> dict[str, CachedFa
     return hits
 
 
+# The columns of a target row given as a sequence (``insert_run``), in this order.
+TARGET_COLUMNS = (
+    "id",
+    "run_id",
+    "job_id",
+    "application",
+    "cluster_profile",
+    "selection",
+    "request_digest",
+    "request_pack",
+    "action_key",
+    "state",
+    "error_code",
+    "error_message",
+    "output_digest",
+    "created_at",
+    "finished_at",
+)
+
+
 def insert_run(
-    session: Session, run: dict[str, Any], jobs: list[dict[str, Any]], targets: list[dict]
+    session: Session,
+    run: dict[str, Any],
+    jobs: list[dict[str, Any]],
+    targets: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]],
 ) -> None:
-    """A run with its jobs (queued) and targets, in bulk.
+    """A run with its jobs (queued) and targets, in bulk. A target row is a mapping naming every
+    column of ``render_targets``, or a sequence of its values in ``TARGET_COLUMNS`` order (the
+    planner's: a plan makes one per target, and a dict of them costs more than the row's insert).
 
     Core statements on the tables, not ORM bulk inserts: every row the planner builds has every
     column, so nothing needs the ORM's per-row bookkeeping. The targets (one row per target, a
@@ -152,30 +178,47 @@ def insert_run(
     if jobs:
         connection.execute(insert(RenderJob.__table__), jobs)
     if targets:
-        insert_rows(connection, RenderTarget.__table__, targets)
+        if isinstance(targets[0], Mapping):
+            insert_rows(connection, RenderTarget.__table__, targets)  # type: ignore[arg-type]
+        else:
+            insert_rows(connection, RenderTarget.__table__, targets, TARGET_COLUMNS)  # type: ignore[arg-type]
 
 
-def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert ``rows`` (each naming every column of ``table``) without SQLAlchemy's per-row,
-    per-parameter work: each column's bind processing is done once per distinct value (a plan's
-    rows share their timestamps), the rows handed to the driver as tuples."""
+def insert_rows(
+    connection: Connection,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]],
+    names: Sequence[str] | None = None,
+) -> None:
+    """Insert ``rows`` (each naming every column of ``table``; with ``names``, each a sequence of
+    the values of those columns, every column of the table among them) without SQLAlchemy's
+    per-row, per-parameter work: each column's bind processing is done once per distinct value (a
+    plan's rows share their timestamps), the rows handed to the driver as tuples."""
     dialect = connection.dialect
-    columns = list(table.columns)
-    values = map(itemgetter(*(column.name for column in columns)), rows)
+    if names is None:
+        columns = list(table.columns)
+        values: Iterable[Sequence[Any]] = map(itemgetter(*(column.name for column in columns)), rows)  # type: ignore[arg-type]
+    else:
+        columns = [table.columns[name] for name in names]
+        if len(set(names)) != len(table.columns):
+            raise ValueError(f"insert_rows: {table.name}'s rows must give every column once")
+        values = rows  # type: ignore[assignment]
     processors = [
-        (index, processor, {})
+        (index, _adapted(processor) if dialect.name == "sqlite" else processor, {})
         for index, column in enumerate(columns)
         if (processor := column.type.bind_processor(dialect)) is not None
     ]
     if processors:
         values = (_processed(row, processors) for row in values)
+    elif names is not None:
+        values = map(tuple, values)
     if dialect.name == "postgresql":
         preparer = dialect.identifier_preparer
-        names = ", ".join(preparer.format_column(column) for column in columns)
+        quoted = ", ".join(preparer.format_column(column) for column in columns)
         driver = connection.connection.driver_connection
         with (
             driver.cursor() as cursor,
-            cursor.copy(f"COPY {preparer.format_table(table)} ({names}) FROM STDIN") as copy,
+            cursor.copy(f"COPY {preparer.format_table(table)} ({quoted}) FROM STDIN") as copy,
         ):
             for row in values:
                 copy.write_row(row)
@@ -187,15 +230,27 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
     connection.exec_driver_sql(str(statement), list(values))
 
 
-def _processed(row: tuple[Any, ...], processors: list[tuple[int, Any, dict[Any, Any]]]) -> tuple[Any, ...]:
+def _adapted(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``process``, then the adapter sqlite3 would apply to its result (a moment: the default
+    adapter's ``isoformat(" ")``), so that too is done once per distinct value, not per row."""
+
+    def adapted(value: Any) -> Any:
+        done = process(value)
+        adapter = sqlite3.adapters.get((type(done), sqlite3.PrepareProtocol))
+        return done if adapter is None else adapter(done)
+
+    return adapted
+
+
+def _processed(row: Sequence[Any], processors: list[tuple[int, Any, dict[Any, Any]]]) -> tuple[Any, ...]:
     converted = list(row)
     for index, process, memo in processors:
         value = converted[index]
         if value is not None:
-            done = memo.get(value)
-            if done is None:
-                done = memo[value] = process(value)
-            converted[index] = done
+            try:
+                converted[index] = memo[value]
+            except KeyError:
+                converted[index] = memo[value] = process(value)
     return tuple(converted)
 
 

@@ -99,3 +99,19 @@ def test_another_file_size_limit_reads_the_catalog_again(aged_catalog: Catalog) 
     reuse = CatalogReuse()
     first = reuse.load(aged_catalog.root, max_file_bytes=1 << 20)
     assert reuse.load(aged_catalog.root, max_file_bytes=1 << 21) is not first
+
+
+def test_the_kept_catalog_counts_a_change_only_when_it_is_replaced(aged_catalog: Catalog) -> None:
+    """The farm daemon unfreezes its heap when the catalog it keeps changes (``changes``), and
+    only then."""
+    reuse = CatalogReuse()
+    reuse.load(aged_catalog.root)
+    assert reuse.changes == 1
+    reuse.load(aged_catalog.root)
+    assert reuse.changes == 1
+    app = aged_catalog.root / "applications" / "app-1" / "app.yaml"
+    app.write_text(app.read_text().replace("ghcr.io/example/app:v1.0.0", "ghcr.io/example/app:v1.0.9"))
+    _age(aged_catalog.root)
+    _settled()
+    reuse.load(aged_catalog.root)
+    assert reuse.changes == 3  # the old one dropped, the new one kept
