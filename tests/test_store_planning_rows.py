@@ -8,7 +8,7 @@ import uuid
 from datetime import timedelta
 
 from conftest_store import Fleet
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from farm.store.models import JobState, RenderJob, RenderTarget, new_ids, utcnow
 from farm.store.runs import TARGET_COLUMNS, insert_run
@@ -114,3 +114,22 @@ def test_target_rows_given_as_values_in_column_order_read_back_as_the_same_rows(
             for target in stored
         ]
     assert read == rows
+
+
+def test_bulk_inserted_target_rows_store_their_moments_as_the_run_row_stores_its_own(fleet: Fleet) -> None:
+    """A target's ``created_at`` is stored as the ORM stores every moment (on SQLite, the same
+    text with no offset), so SQL comparing moments across tables sees the same instant as equal."""
+    now = utcnow()
+    run_id = new_ids(1)[0]
+    target_id = new_ids(1)[0]
+    with fleet.sessions.begin() as session:
+        insert_run(session, _run_row(fleet, run_id, now), [], [_target(run_id, target_id, 0, now, None)])
+    with fleet.sessions() as session:
+        same = session.execute(
+            text(
+                "SELECT t.created_at = r.created_at FROM render_targets AS t"
+                " JOIN fleet_runs AS r ON r.id = t.run_id WHERE t.id = :id"
+            ),
+            {"id": target_id},
+        ).scalar_one()
+    assert same in (True, 1)

@@ -206,7 +206,7 @@ def insert_rows(
     processors = [
         (index, _adapted(processor) if dialect.name == "sqlite" else processor, {})
         for index, column in enumerate(columns)
-        if (processor := column.type.bind_processor(dialect)) is not None
+        if (processor := column.type._cached_bind_processor(dialect)) is not None  # noqa: SLF001 - with the dialect's own conversion
     ]
     if processors:
         values = (_processed(row, processors) for row in values)
