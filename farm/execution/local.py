@@ -6,8 +6,9 @@ In the farm daemon the pool is resident (``keep_local_pool``): started once, kep
 from __future__ import annotations
 
 import os
+import queue
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from farm.execution.naming import worker_name
@@ -105,18 +106,38 @@ def _run_on(
     jobs: Sequence[tuple[str, str]],
     on_progress: Callable[[], None] | None = None,
 ) -> None:
-    pending: set[Future] = {pool.submit(_run_local, job_id, key) for job_id, key in jobs}
+    # each future reports itself done on a queue: waiting on the set of pending futures would
+    # register a waiter on every one of them at each wake-up (quadratic in a run's jobs)
+    done: queue.SimpleQueue[Future] = queue.SimpleQueue()
+    pending: set[Future] = set()
+    for job_id, key in jobs:
+        future = pool.submit(_run_local, job_id, key)
+        future.add_done_callback(done.put)
+        pending.add(future)
     try:
         while pending:
-            finished, pending = wait(pending, timeout=_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-            stop_if_requested()
-            for future in finished:
+            for future in _finished(done):
+                pending.discard(future)
                 future.result()  # an infrastructure error stops the run loudly
+            stop_if_requested()
             if on_progress is not None:
                 on_progress()
     finally:
         for future in pending:  # stopped early (an error, an interrupt): the rest stay queued
             future.cancel()
+
+
+def _finished(done: queue.SimpleQueue[Future]) -> list[Future]:
+    """The futures done since the last call: waits up to ``_CHECK_SECONDS`` for the first."""
+    try:
+        finished = [done.get(timeout=_CHECK_SECONDS)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            finished.append(done.get_nowait())
+        except queue.Empty:
+            return finished
 
 
 def _ready() -> int:
