@@ -79,9 +79,7 @@ def _by_key(session: Session, key: Any, value: Any, keys: Sequence[str]) -> dict
     """``key → value`` for the rows whose ``key`` is one of ``keys`` (one query per chunk)."""
     found: dict[Any, Any] = {}
     for chunk in chunks(keys, KEY_CHUNK):
-        found.update(
-            dict(session.execute(select(key, value).where(among(session, key, chunk))).tuples().all())
-        )
+        found.update(dict(session.execute(select(key, value).where(among(session, key, chunk))).all()))
     return found
 
 
