@@ -10,6 +10,9 @@ and well over 100 MiB to render, beside small applications that take millisecond
 
 from __future__ import annotations
 
+import resource
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -178,3 +181,70 @@ def test_a_render_past_the_time_bound_fails_alone_on_a_celery_worker(
     assert list(summary["failures"]) == [RENDER_TIMEOUT]
     assert {f["application"] for f in summary["failures"][RENDER_TIMEOUT]} == {"heavy"}
     assert summary["state"] == "completed_with_failures"
+
+
+def _sized(item: tuple[str, int]) -> bytes:
+    name, size = item
+    if name == "busy":  # a few milliseconds of work, so the worker would wait for each outcome
+        deadline = time.process_time() + size / 1000
+        while time.process_time() < deadline:
+            pass
+        return b"done"
+    if name == "slow":
+        time.sleep(size / 1000)
+        return b"slow"
+    return name.encode() * size
+
+
+def test_bounded_work_keeps_outcomes_larger_than_the_pipe_whole_and_in_order() -> None:
+    bounds = RenderBounds(seconds=60, memory_bytes=256 * 1024 * 1024)
+    items = [
+        ("a", 10),
+        ("b", 3 << 20),
+        ("c", 5),
+        ("d", 700_000),
+        ("e", 1 << 20),
+        *[("f", 1)] * 100,
+        ("g", 2 << 20),
+    ]
+    outcomes = run_bounded(items, _sized, bounds)
+    assert outcomes == [name.encode() * size for name, size in items]
+
+
+def test_the_time_bound_counts_each_render_of_a_batch_from_its_own_start() -> None:
+    bounds = RenderBounds(seconds=2, memory_bytes=64 * 1024 * 1024)
+    outcomes = run_bounded([("slow", 400)] * 8, _sized, bounds)  # 3.2 s in all, 0.4 s each
+    assert outcomes == [b"slow"] * 8
+
+
+def test_a_worker_is_woken_once_per_batch_not_once_per_outcome() -> None:
+    bounds = RenderBounds(seconds=60, memory_bytes=64 * 1024 * 1024)
+    run_bounded([("busy", 1)], _sized, bounds)  # the render child is started
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+    outcomes = run_bounded([("busy", 3)] * 50, _sized, bounds)
+    waits = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - before
+    assert outcomes == [b"done"] * 50
+    assert waits < 10  # one per outcome was 50 or more
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interrupt(*_: object) -> None:
+    raise _Interrupted
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_stopped_from_outside_hands_none_of_its_outcomes_to_the_next_batch() -> None:
+    bounds = RenderBounds(seconds=60, memory_bytes=64 * 1024 * 1024)
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # while the child renders the third of ten
+        with pytest.raises(_Interrupted):
+            run_bounded([("slow", 100)] * 10, _sized, bounds)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    time.sleep(1.2)  # a child left running would have written the rest of its batch by now
+    assert run_bounded([("a", 1), ("b", 2)], _sized, bounds) == [b"a", b"bb"]
