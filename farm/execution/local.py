@@ -29,7 +29,7 @@ def _init_local_worker(settings: FarmSettings) -> None:
     configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
     try:
-        _worker_state["storage"] = open_storage(settings)
+        _worker_state["storage"] = open_storage(settings, checkpoints_elsewhere=True)  # _run_on_a_pool's
         _worker_state["signer"] = load_configured_signer(settings)
     except Exception as exc:  # noqa: BLE001 - raised by each job: one message, not a child's traceback
         _worker_state["error"] = f"the local render worker could not start: {exc}"
@@ -81,12 +81,18 @@ def _run_on_a_pool(
     processes: int | None,
     on_progress: Callable[[], None] | None,
 ) -> None:
-    if _resident is not None:
-        _resident.run(settings, jobs, processes=processes, on_progress=on_progress)
-        return
-    workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
-    with _new_pool(settings, workers) as pool:
-        _run_on(pool, jobs, on_progress)
+    from farm.store.db import WalCheckpointer
+
+    checkpoint = WalCheckpointer(settings.database_url)  # the workers' commits leave it to us
+    try:
+        if _resident is not None:
+            _resident.run(settings, jobs, processes=processes, on_progress=on_progress, checkpoint=checkpoint)
+            return
+        workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
+        with _new_pool(settings, workers) as pool:
+            _run_on(pool, jobs, on_progress, checkpoint)
+    finally:
+        checkpoint.close()
 
 
 def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
@@ -105,6 +111,7 @@ def _run_on(
     pool: ProcessPoolExecutor,
     jobs: Sequence[tuple[str, str]],
     on_progress: Callable[[], None] | None = None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> None:
     # each future reports itself done on a queue: waiting on the set of pending futures would
     # register a waiter on every one of them at each wake-up (quadratic in a run's jobs)
@@ -120,6 +127,8 @@ def _run_on(
                 pending.discard(future)
                 future.result()  # an infrastructure error stops the run loudly
             stop_if_requested()
+            if checkpoint is not None:
+                checkpoint()
             if on_progress is not None:
                 on_progress()
     finally:
@@ -171,10 +180,11 @@ class ResidentPool:
         *,
         processes: int | None = None,
         on_progress: Callable[[], None] | None = None,
+        checkpoint: Callable[[], None] | None = None,
     ) -> None:
         pool = self._pool_for(settings, processes)
         try:
-            _run_on(pool, jobs, on_progress)
+            _run_on(pool, jobs, on_progress, checkpoint)
         except BrokenProcessPool:
             self.close()
             raise

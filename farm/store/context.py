@@ -24,12 +24,21 @@ class Storage:
         self.engine.dispose()
 
 
-def open_storage(settings: FarmSettings | None = None, *, synchronous_commit: bool = True) -> Storage:
+def open_storage(
+    settings: FarmSettings | None = None,
+    *,
+    synchronous_commit: bool = True,
+    checkpoints_elsewhere: bool = False,
+) -> Storage:
     """Engine, session factory and object store for ``settings`` (default: from the environment);
     ``synchronous_commit`` False: PostgreSQL commits without waiting for their flush (a worker's,
-    ``FARM_WORKER_SYNCHRONOUS_COMMIT``)."""
+    ``FARM_WORKER_SYNCHRONOUS_COMMIT``); ``checkpoints_elsewhere``: see ``create_farm_engine``."""
     settings = settings or load_settings()
-    engine = create_farm_engine(settings.database_url, synchronous_commit=synchronous_commit)
+    engine = create_farm_engine(
+        settings.database_url,
+        synchronous_commit=synchronous_commit,
+        checkpoints_elsewhere=checkpoints_elsewhere,
+    )
     return Storage(settings, engine, make_session_factory(engine), open_object_store(settings))
 
 

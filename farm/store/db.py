@@ -29,6 +29,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sqlite3
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,10 +83,14 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def create_farm_engine(url: str, *, synchronous_commit: bool = True, **kwargs: Any) -> Engine:
+def create_farm_engine(
+    url: str, *, synchronous_commit: bool = True, checkpoints_elsewhere: bool = False, **kwargs: Any
+) -> Engine:
     """An engine for ``url`` with the farm's connection settings applied. ``synchronous_commit``
     False (PostgreSQL): its commits return before their write-ahead log is flushed
-    (``FARM_WORKER_SYNCHRONOUS_COMMIT``); SQLite ignores it."""
+    (``FARM_WORKER_SYNCHRONOUS_COMMIT``); SQLite ignores it. ``checkpoints_elsewhere`` (SQLite; a
+    local pool worker, whose pool's owner checkpoints while it waits, ``WalCheckpointer``): its
+    commits checkpoint the write-ahead log only once it holds ``DEFERRED_CHECKPOINT_PAGES``."""
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -92,6 +98,8 @@ def create_farm_engine(url: str, *, synchronous_commit: bool = True, **kwargs: A
             _create_private_file(Path(parsed.database))
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _configure_sqlite_connection)
+        if checkpoints_elsewhere:
+            event.listen(engine, "connect", _defer_checkpoints)
         event.listen(engine, "begin", _begin_immediate)
         _SQLITE_ENGINES.add(engine)
         return engine
@@ -162,6 +170,55 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
     finally:
         cursor.close()
+
+
+# SQLite checkpoints its write-ahead log from the connection whose commit took it past 1,000 pages
+# (4 MiB): a pool worker then stopped for the copy and its flushes, about 10 ms every seventh job
+# of a run, and the other worker often waited for its write lock meanwhile. A worker's commits
+# leave that to its pool's owner (``WalCheckpointer``) unless the log grows past this.
+DEFERRED_CHECKPOINT_PAGES = 16_384
+
+
+def _defer_checkpoints(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA wal_autocheckpoint={DEFERRED_CHECKPOINT_PAGES}")
+    finally:
+        cursor.close()
+
+
+class WalCheckpointer:
+    """Checkpoints an SQLite database's write-ahead log (``PASSIVE``: never waits for a writer or
+    a reader) at most every ``interval`` seconds, from a connection of its own: the local pool's
+    owner calls it while it waits for its workers, whose commits leave checkpoints to it. Does
+    nothing for PostgreSQL."""
+
+    def __init__(self, url: str, interval: float = 0.1) -> None:
+        parsed = make_url(normalize_database_url(url))
+        self._database = parsed.database if parsed.get_backend_name() == "sqlite" else None
+        if self._database == ":memory:":
+            self._database = None
+        self._interval, self._last = interval, 0.0
+        self._connection: Any = None
+
+    def __call__(self) -> None:
+        if self._database is None or time.monotonic() - self._last < self._interval:
+            return
+        self._last = time.monotonic()
+        try:  # a checkpoint skipped now (the file gone, another checkpoint running) is taken by the next
+            if self._connection is None:  # read-write, never created: the run's database exists
+                uri = f"{Path(self._database).resolve().as_uri()}?mode=rw"
+                self._connection = sqlite3.connect(
+                    uri, uri=True, isolation_level=None, check_same_thread=False
+                )
+            self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 def _begin_immediate(connection: Any) -> None:
