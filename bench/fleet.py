@@ -39,6 +39,10 @@ in one run:
 - what each full run and no-change re-run adds to the store: objects written (new blobs in the
   folder object store) per rendered target, object bytes per run, database bytes per target per
   run (the SQLite file, or ``pg_database_size`` for Celery);
+- how the local daemon run's jobs used the pool, from their rows: the seconds from the start of
+  planning to the first claim, jobs in parallel on average, and a worker's time between two of
+  its jobs (p50, p90 and its share of the jobs' span; ``daemon_jobs_in_parallel``,
+  ``daemon_gap_*``);
 - the first Celery run again once ``--history-runs`` (default 5) full runs are on its database,
   every target rendering: its wall time, the farm's CPU and the PostgreSQL backends' CPU over the
   first run's (``celery_last_over_first_*``): a run must not cost more for the rows earlier runs
@@ -62,6 +66,7 @@ Needs PostgreSQL (``--postgres``, default ``FARM_TEST_POSTGRES_URL`` or
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -77,6 +82,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -674,6 +680,58 @@ def sqlite_bytes(home: Path) -> int:
     return sum(path.stat().st_size for path in home.glob("farm.db*"))
 
 
+def job_timeline(home: Path) -> dict[str, float]:
+    """How the jobs of the last run that had any used the pool, read from its rows in the SQLite
+    database under ``home`` (``render_jobs``: when each was claimed and recorded, by which worker):
+    the seconds from the start of the run's planning to its first claim, how many jobs ran in
+    parallel on average, and the time a worker spent between two of its jobs (committing the
+    last, waiting for the write lock, the pool's round trip) as percentiles and as a share of the
+    jobs' span. Nothing where there is no such run."""
+    import sqlite3
+
+    def moment(text: str) -> float:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+    connection = sqlite3.connect(f"{(home / 'farm.db').resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        run = connection.execute(
+            "SELECT fleet_runs.id, fleet_runs.created_at FROM fleet_runs "
+            "WHERE EXISTS (SELECT 1 FROM render_jobs WHERE render_jobs.run_id = fleet_runs.id) "
+            "ORDER BY fleet_runs.created_at DESC LIMIT 1"
+        ).fetchone()
+        if run is None:
+            return {}
+        rows = connection.execute(
+            "SELECT claimed_by, started_at, finished_at FROM render_jobs "
+            "WHERE run_id = ? AND started_at IS NOT NULL AND finished_at IS NOT NULL",
+            (run[0],),
+        ).fetchall()
+    finally:
+        connection.close()
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for worker, started, finished in rows:
+        by_worker.setdefault(worker, []).append((moment(started), moment(finished)))
+    jobs = [job for worker_jobs in by_worker.values() for job in worker_jobs]
+    first, last = min(start for start, _ in jobs), max(end for _, end in jobs)
+    span = max(last - first, 1e-9)
+    gaps = sorted(
+        later[0] - earlier[1]
+        for worker_jobs in map(sorted, by_worker.values())
+        for earlier, later in itertools.pairwise(worker_jobs)
+    )
+
+    def percentile(share: float) -> float:
+        return round(1000 * gaps[int(share * (len(gaps) - 1))], 2) if gaps else 0.0
+
+    return {
+        "seconds_before_first_claim": round(first - moment(run[1]), 3),
+        "jobs_in_parallel": round(sum(end - start for start, end in jobs) / span, 2),
+        "gap_p50_ms": percentile(0.5),
+        "gap_p90_ms": percentile(0.9),
+        "gap_percent_of_span": round(100 * sum(gaps) / (span * len(by_worker)), 1),
+    }
+
+
 @contextmanager
 def store_growth(objects: Path, database_bytes: Callable[[], int]) -> Iterator[list[StoreGrowth]]:
     """Measures what the block adds to the store; the one-element list is filled on exit."""
@@ -980,6 +1038,15 @@ def main() -> int:
             f"{100 * daemon_rerun_seconds / daemon_seconds:.1f} % of the full run through the daemon"
         )
         cpu |= cpu_figures("daemon", daemon.cpu_seconds, daemon.rerun_cpu_seconds, core_seconds)
+        timeline = job_timeline(work / "daemon-home")
+        if timeline:
+            print(
+                f"  its jobs:                    {timeline['jobs_in_parallel']:.2f} in parallel, the first claimed "
+                f"{timeline['seconds_before_first_claim']:.2f} s after planning; between a worker's jobs "
+                f"p50 {timeline['gap_p50_ms']:.1f} ms, p90 {timeline['gap_p90_ms']:.1f} ms, "
+                f"{timeline['gap_percent_of_span']:.1f} % of their span"
+            )
+            cpu |= {f"daemon_{name}": value for name, value in timeline.items()}
         print(
             f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
             f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
