@@ -1042,7 +1042,7 @@ def main() -> int:
         if timeline:
             print(
                 f"  its jobs:                    {timeline['jobs_in_parallel']:.2f} in parallel, the first claimed "
-                f"{timeline['seconds_before_first_claim']:.2f} s after planning; between a worker's jobs "
+                f"{timeline['seconds_before_first_claim']:.2f} s after planning began; between a worker's jobs "
                 f"p50 {timeline['gap_p50_ms']:.1f} ms, p90 {timeline['gap_p90_ms']:.1f} ms, "
                 f"{timeline['gap_percent_of_span']:.1f} % of their span"
             )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import sqlite3
 import time
@@ -97,9 +98,10 @@ def create_farm_engine(
         if parsed.database and parsed.database != ":memory:":
             _create_private_file(Path(parsed.database))
         engine = create_engine(url, **kwargs)
-        event.listen(engine, "connect", _configure_sqlite_connection)
-        if checkpoints_elsewhere:
-            event.listen(engine, "connect", _defer_checkpoints)
+        pages = DEFERRED_CHECKPOINT_PAGES if checkpoints_elsewhere else SQLITE_CHECKPOINT_PAGES
+        event.listen(
+            engine, "connect", functools.partial(_configure_sqlite_connection, checkpoint_pages=pages)
+        )
         event.listen(engine, "begin", _begin_immediate)
         _SQLITE_ENGINES.add(engine)
         return engine
@@ -155,7 +157,7 @@ def _create_private_file(database: Path) -> None:
         os.close(os.open(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
-def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+def _configure_sqlite_connection(dbapi_connection: Any, _record: Any, *, checkpoint_pages: int) -> None:
     # pysqlite would BEGIN (deferred) by itself before the first write; SQLAlchemy begins instead.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -168,23 +170,17 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         # indexes of render_targets, and with the default cache most of those inserts read their
         # B-tree pages back from the file. Memory is taken only as pages are cached.
         cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
     finally:
         cursor.close()
 
 
+SQLITE_CHECKPOINT_PAGES = 1_000  # SQLite's own default
 # SQLite checkpoints its write-ahead log from the connection whose commit took it past 1,000 pages
 # (4 MiB): a pool worker then stopped for the copy and its flushes, about 10 ms every seventh job
 # of a run, and the other worker often waited for its write lock meanwhile. A worker's commits
 # leave that to its pool's owner (``WalCheckpointer``) unless the log grows past this.
 DEFERRED_CHECKPOINT_PAGES = 16_384
-
-
-def _defer_checkpoints(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute(f"PRAGMA wal_autocheckpoint={DEFERRED_CHECKPOINT_PAGES}")
-    finally:
-        cursor.close()
 
 
 class WalCheckpointer:
@@ -194,10 +190,7 @@ class WalCheckpointer:
     nothing for PostgreSQL."""
 
     def __init__(self, url: str, interval: float = 0.1) -> None:
-        parsed = make_url(normalize_database_url(url))
-        self._database = parsed.database if parsed.get_backend_name() == "sqlite" else None
-        if self._database == ":memory:":
-            self._database = None
+        self._database = sqlite_file(url)
         self._interval, self._last = interval, 0.0
         self._connection: Any = None
 
@@ -207,7 +200,7 @@ class WalCheckpointer:
         self._last = time.monotonic()
         try:  # a checkpoint skipped now (the file gone, another checkpoint running) is taken by the next
             if self._connection is None:  # read-write, never created: the run's database exists
-                uri = f"{Path(self._database).resolve().as_uri()}?mode=rw"
+                uri = f"{self._database.resolve().as_uri()}?mode=rw"
                 self._connection = sqlite3.connect(
                     uri, uri=True, isolation_level=None, check_same_thread=False
                 )
