@@ -374,8 +374,8 @@ class EvidenceRecord(Base):
     subject_name: Mapped[str] = mapped_column(Text)
     subject_digest: Mapped[str] = mapped_column(Digest, index=True)
     predicate_type: Mapped[str] = mapped_column(String(255))
-    signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"), index=True)
-    action_key: Mapped[str | None] = mapped_column(Digest, index=True)
+    signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"))  # not indexed: revision 0021
+    action_key: Mapped[str | None] = mapped_column(Digest)  # not indexed: revision 0021
     target_id: Mapped[str | None] = mapped_column(
         ForeignKey("render_targets.id", name="fk_evidence_records_job_id_render_jobs")
     )
