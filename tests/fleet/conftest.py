@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -216,3 +218,30 @@ def no_helm_environment(root: Path) -> dict[str, str]:
     empty = root / "no-helm-bin"
     empty.mkdir(parents=True, exist_ok=True)
     return {"PATH": f"{empty}{os.pathsep}{Path(sys.executable).parent}"}
+
+
+@pytest.fixture
+def small_filesystem(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs of its own (the tests run as root), unmounted afterwards."""
+    folder = tmp_path / "small-objects"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill_filesystem(folder: Path) -> None:
+    """Write until the filesystem says ENOSPC."""
+    with open(folder / "filler", "wb") as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        except OSError as error:
+            assert error.errno == errno.ENOSPC

@@ -4,45 +4,15 @@ attempt with a bare OSError and leave the run to the reconciler)."""
 
 from __future__ import annotations
 
-import errno
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from farm.store.objects import STORE_FULL
 
-from .conftest import make_catalog
+from .conftest import fill_filesystem, make_catalog
 from .test_celery import CeleryFarm, celery_farm, farm_source, redis_broker  # noqa: F401
-
-
-@pytest.fixture
-def small_filesystem(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs of its own (the tests run as root), unmounted afterwards."""
-    folder = tmp_path / "small-objects"
-    folder.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def _fill(folder: Path) -> None:
-    """Write until the filesystem says ENOSPC."""
-    with open(folder / "filler", "wb") as filler:
-        try:
-            while True:
-                filler.write(b"\0" * 65536)
-                filler.flush()
-        except OSError as error:
-            assert error.errno == errno.ENOSPC
 
 
 @pytest.mark.timeout(400)
@@ -54,7 +24,7 @@ def test_a_full_object_store_is_retried_then_fails_the_job_with_store_full_and_t
     catalog = make_catalog(tmp_path / "catalog", apps=1)
     celery_farm.env["FARM_OBJECT_STORE"] = str(small_filesystem / "objects")
     planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
-    _fill(small_filesystem)  # the run's requests are stored; its outputs will find no room
+    fill_filesystem(small_filesystem)  # the run's requests are stored; its outputs will find no room
     celery_farm.start_worker()
     deadline = time.monotonic() + 300
     while (summary := celery_farm.farm_json("status", planned["run_id"], "--json", status=None))[
