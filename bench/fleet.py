@@ -43,6 +43,10 @@ in one run:
   planning to the first claim, jobs in parallel on average, and a worker's time between two of
   its jobs (p50, p90 and its share of the jobs' span; ``daemon_jobs_in_parallel``,
   ``daemon_gap_*``);
+- what the local daemon's full run and its no-change re-run wrote to storage, per target
+  (``/proc/<pid>/io``'s ``write_bytes`` of the daemon and its pool: the database's log and its
+  checkpoints, the blobs; ``daemon_written_kib_per_target``): unlike a time, it barely moves from
+  one run to the next, so it shows a change in the database's write volume that wall times hide;
 - the first Celery run again once ``--history-runs`` (default 5) full runs are on its database,
   every target rendering: its wall time, the farm's CPU and the PostgreSQL backends' CPU over the
   first run's (``celery_last_over_first_*``): a run must not cost more for the rows earlier runs
@@ -378,6 +382,24 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
     return total
 
 
+def process_tree_write_bytes(roots: tuple[int, ...]) -> int:
+    """Bytes the processes ``roots`` and their descendants have caused to be written to storage
+    (``/proc/<pid>/io``'s ``write_bytes``: the database's log and its checkpoints, the blobs; not
+    pipes). A process that exits between two readings takes its count with it: the pool's workers
+    and the daemon stay for the whole run."""
+    tree, total = _children(), 0
+    frontier = list(roots)
+    while frontier:
+        pid = frontier.pop()
+        frontier += tree.get(pid, [])
+        try:
+            lines = Path(f"/proc/{pid}/io").read_text().splitlines()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in lines if line.startswith("write_bytes:"))
+    return total
+
+
 def postgres_backends_cpu_seconds(url: str | None) -> float:
     """CPU seconds of the PostgreSQL backends connected to the database of ``url`` now (the
     Celery worker's pooled connections; a backend that exits meanwhile takes its CPU with it)."""
@@ -452,6 +474,7 @@ class Farm:
     last_farm_cpu_seconds: float = 0.0
     database_url: str | None = None  # PostgreSQL: its backends' CPU is measured too
     last_database_cpu_seconds: float = 0.0  # CPU of the database's backends during the last timed_run
+    last_write_bytes: int = 0  # bytes the resident processes (``cpu_roots``) wrote to storage then
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -472,6 +495,7 @@ class Farm:
         """Time ``farm run --json``; check every target ended in the expected state."""
         command = [sys.executable, "-m", "farm", "run", str(catalog), "--executor", executor, "--json"]
         farm_cpu_before = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
+        written_before = process_tree_write_bytes(cpu_roots)
         database_cpu_before = postgres_backends_cpu_seconds(self.database_url)
         cpu_before = busy_cpu_seconds()
         start = time.perf_counter()
@@ -486,6 +510,7 @@ class Farm:
         self.last_cpu_seconds = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         farm_cpu_after = process_tree_cpu_seconds(cpu_roots) + children_cpu_seconds()
         self.last_farm_cpu_seconds = farm_cpu_after - farm_cpu_before
+        self.last_write_bytes = process_tree_write_bytes(cpu_roots) - written_before
         self.last_database_cpu_seconds = (
             postgres_backends_cpu_seconds(self.database_url) - database_cpu_before
         )
@@ -510,6 +535,8 @@ class DaemonRuns:
     memory: MemorySampler
     farm_cpu_seconds: float  # the farm's own processes' CPU during the full run
     database_cpu_seconds: float = 0.0  # PostgreSQL's backends' CPU during the full run (Celery)
+    write_bytes: int = 0  # what the daemon's tree wrote to storage during the full run
+    rerun_write_bytes: int = 0  # and during the no-change re-run
 
 
 def cpu_figures(
@@ -556,7 +583,8 @@ def _daemon_runs(
         )
         cpu_seconds, farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
         database_cpu_seconds = farm.last_database_cpu_seconds
-        rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n})
+        write_bytes = farm.last_write_bytes
+        rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n}, cpu_roots=roots)
         served = farm.run("daemon", "status").stdout
         if "2 commands served" not in served:  # both runs must have gone through the daemon
             raise RuntimeError(f"the daemon did not serve both runs: {served}")
@@ -571,6 +599,8 @@ def _daemon_runs(
         memory,
         farm_cpu_seconds,
         database_cpu_seconds,
+        write_bytes,
+        farm.last_write_bytes,
     )
 
 
@@ -1051,6 +1081,15 @@ def main() -> int:
             f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
             f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
         )
+        print(
+            f"  written to storage:          {daemon.write_bytes / 2**20:8.1f} MiB by the daemon and its pool "
+            f"({daemon.write_bytes / n / 1024:.1f} KiB per target: the database's log and checkpoints, the "
+            f"blobs); no-change re-run {daemon.rerun_write_bytes / n / 1024:.1f} KiB per target"
+        )
+        cpu |= {
+            "daemon_written_kib_per_target": round(daemon.write_bytes / n / 1024, 1),
+            "daemon_rerun_written_kib_per_target": round(daemon.rerun_write_bytes / n / 1024, 2),
+        }
         figures = (
             {
                 "daemon_seconds": round(daemon_seconds, 3),
