@@ -40,7 +40,7 @@ from farm.store.models import (
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.repository import bind_moment, driver_cursor
-from farm.store.runs import KEY_CHUNK, among, chunks
+from farm.store.runs import CACHED_LOOKUP, KEY_CHUNK, among, chunks
 
 
 class NondeterministicOutputError(RuntimeError):
@@ -180,13 +180,7 @@ def record_outputs_once(
     return Recorded(refused, already)
 
 
-# The action cache's answer for a key, as ``farm.store.runs.cached_outputs`` gives it: only an
-# entry whose evidence record is about the same key and the same output.
-_CACHED = (
-    "SELECT a.action_key, a.output_digest FROM action_cache AS a"
-    " JOIN evidence_records AS e ON e.id = a.evidence_id"
-    " WHERE a.action_key IN ({}) AND e.action_key = a.action_key AND e.subject_digest = a.output_digest"
-)
+_CACHED = CACHED_LOOKUP.format("IN ({})")  # ``farm.store.runs.cached_outputs``'s answer
 _EVIDENCE_COLUMNS = (
     "envelope_digest, envelope, batch_envelope, subject_index, statement_digest, subject_name,"
     " subject_digest, predicate_type, signer_keyid, action_key, target_id, cluster_profile, selection,"

@@ -44,9 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from farm.store.models import (
-    ActionCacheEntry,
     CatalogSnapshot,
-    EvidenceRecord,
     FailedAction,
     FleetRun,
     JobState,
@@ -102,24 +100,36 @@ class CachedFailure:
     envelope: bytes | None = None
 
 
+# The action cache's answer for keys (``{}``: the condition on ``a.action_key``): only an entry
+# whose evidence record is about the same key and the same output. Planning binds its keys as one
+# parameter (as ``among`` does); a job's recording lists them (``farm.store.outputs``).
+CACHED_LOOKUP = (
+    "SELECT a.action_key, a.output_digest FROM action_cache AS a JOIN evidence_records AS e"
+    " ON e.id = a.evidence_id WHERE a.action_key {} AND e.action_key = a.action_key"
+    " AND e.subject_digest = a.output_digest"
+)
+_SQLITE_CACHED_AMONG = CACHED_LOOKUP.format("IN (SELECT value FROM json_each(?))")
+_POSTGRESQL_CACHED_AMONG = CACHED_LOOKUP.format("= ANY(%s::text[])")
+
+
 def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
     """action key → output digest, for the keys the action cache holds.
 
     Only an entry whose evidence record is about the same action key and the same output is a hit:
     a cache entry re-pointed at another action's output is refused (and the target re-renders).
+    Run on the driver's cursor: planning asks it for every target of a run, and SQLAlchemy's
+    building of a result row by row cost more than the look-up.
     """
+    connection = _core(session)
+    postgresql = connection.dialect.name == "postgresql"
     hits: dict[str, str] = {}
-    for chunk in chunks(keys, KEY_CHUNK):
-        rows = session.execute(
-            select(ActionCacheEntry.action_key, ActionCacheEntry.output_digest)
-            .join(EvidenceRecord, EvidenceRecord.id == ActionCacheEntry.evidence_id)
-            .where(
-                among(session, ActionCacheEntry.action_key, chunk),
-                EvidenceRecord.action_key == ActionCacheEntry.action_key,
-                EvidenceRecord.subject_digest == ActionCacheEntry.output_digest,
-            )
-        )
-        hits.update({key: value for key, value in rows})
+    with driver_cursor(connection) as cursor:
+        for chunk in chunks(keys, KEY_CHUNK):
+            if postgresql:
+                cursor.execute(_POSTGRESQL_CACHED_AMONG, (list(chunk),))
+            else:
+                cursor.execute(_SQLITE_CACHED_AMONG, (json.dumps(list(chunk)),))
+            hits.update(cursor.fetchall())
     return hits
 
 
