@@ -368,11 +368,8 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
     user and system time, plus those of the children each has waited for, so a pool child or
     render child that exits between two readings stays counted through its parent). Unlike the
     machine's busy CPU, other work on a shared machine does not move it."""
-    tree, total = _children(), 0.0
-    frontier = list(roots)
-    while frontier:
-        pid = frontier.pop()
-        frontier += tree.get(pid, [])
+    total = 0.0
+    for pid in _tree(roots):
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
@@ -382,16 +379,23 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
     return total
 
 
+def _tree(roots: tuple[int, ...]) -> list[int]:
+    """``roots`` and every process descending from them now."""
+    tree, found, frontier = _children(), [], list(roots)
+    while frontier:
+        pid = frontier.pop()
+        found.append(pid)
+        frontier += tree.get(pid, [])
+    return found
+
+
 def process_tree_write_bytes(roots: tuple[int, ...]) -> int:
     """Bytes the processes ``roots`` and their descendants have caused to be written to storage
     (``/proc/<pid>/io``'s ``write_bytes``: the database's log and its checkpoints, the blobs; not
     pipes). A process that exits between two readings takes its count with it: the pool's workers
     and the daemon stay for the whole run."""
-    tree, total = _children(), 0
-    frontier = list(roots)
-    while frontier:
-        pid = frontier.pop()
-        frontier += tree.get(pid, [])
+    total = 0
+    for pid in _tree(roots):
         try:
             lines = Path(f"/proc/{pid}/io").read_text().splitlines()
         except OSError:
