@@ -442,13 +442,7 @@ class MemorySampler:
     _thread: threading.Thread | None = None
 
     def sample(self) -> None:
-        tree = _children()
-        descendants, frontier = [], [self.root_pid]
-        while frontier:
-            pid = frontier.pop()
-            for child in tree.get(pid, []):
-                descendants.append(child)
-                frontier.append(child)
+        descendants = _tree((self.root_pid,))[1:]
         child_rss = [_rss_mib(pid) for pid in descendants]
         self.peak_child_mib = max([self.peak_child_mib, *child_rss])
         self.peak_tree_mib = max(self.peak_tree_mib, _rss_mib(self.root_pid) + sum(child_rss))

@@ -123,15 +123,20 @@ class FleetEnv:
         }
 
 
+def open_fleet_env(tmp_path: Path, database_url: str, objects: Path) -> FleetEnv:
+    """Farm settings on a fresh migrated database, blobs in the folder ``objects``; the caller
+    closes ``storage``."""
+    settings = load_settings(home=tmp_path / "farm", database_url=database_url, object_store=str(objects))
+    storage = open_storage(settings)
+    return FleetEnv(settings, storage, load_configured_signer(settings))
+
+
 @pytest.fixture
 def fleet_env(tmp_path: Path, database_url: str) -> Iterator[FleetEnv]:
     """Farm settings on a fresh migrated database (SQLite and PostgreSQL, via ``database_url``)."""
-    settings = load_settings(
-        home=tmp_path / "farm", database_url=database_url, object_store=str(tmp_path / "objects")
-    )
-    storage = open_storage(settings)
-    yield FleetEnv(settings, storage, load_configured_signer(settings))
-    storage.close()
+    env = open_fleet_env(tmp_path, database_url, tmp_path / "objects")
+    yield env
+    env.storage.close()
 
 
 HELM_APP = """apiVersion: launcher.gokure.dev/v1alpha1

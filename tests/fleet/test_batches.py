@@ -16,20 +16,17 @@ from farm.build.bounded import stop_render_children
 from farm.build.fetch import FORGED_REQUEST
 from farm.catalog import load_catalog
 from farm.core.errors import CoreError
-from farm.evidence.keys import load_configured_signer
 from farm.fleet.jobs import run_job
 from farm.fleet.planner import plan_run
 from farm.fleet.progress import run_summary
 from farm.fleet.reconcile import stale_jobs
 from farm.fleet.service import plan_catalog
-from farm.settings import load_settings
 from farm.store import audit, models
-from farm.store.context import open_storage
 from farm.store.db import session_scope
 from farm.store.objects import STORE_FULL, ObjectStoreUnavailableError
 from farm.store.runs import claim_job, targets_of_run
 
-from .conftest import Catalog, FleetEnv, fill_filesystem
+from .conftest import Catalog, FleetEnv, fill_filesystem, open_fleet_env
 
 BARE_PROFILE = """apiVersion: launcher.gokure.dev/v1alpha1
 kind: ClusterProfile
@@ -302,33 +299,29 @@ def test_gc_keeps_every_document_a_planned_run_still_needs(fleet_env: FleetEnv, 
     assert b"ghcr.io/example/app:v3.0.0" in output
 
 
-def test_a_batch_whose_blobs_cannot_be_stored_commits_none_of_the_rows_it_wrote_meanwhile(
+def test_a_batch_whose_blobs_the_store_refuses_records_nothing_and_is_queued_again(
     tmp_path: Path, database_url: str, catalog: Catalog, small_filesystem: Path
 ) -> None:
     """Blob before row: when the store refuses a batch's blobs, nothing of the batch is recorded
     and the job goes back to the queue; once the store has room, the same job records everything."""
-    settings = load_settings(
-        home=tmp_path / "farm", database_url=database_url, object_store=str(small_filesystem / "objects")
-    )
-    storage = open_storage(settings)
-    env = FleetEnv(settings, storage, load_configured_signer(settings))
+    env = open_fleet_env(tmp_path, database_url, small_filesystem / "objects")
     try:
-        _, planned = plan_catalog(storage, catalog.root)  # its request packs are stored
+        _, planned = plan_catalog(env.storage, catalog.root)  # its request packs are stored
         job_id, key = planned.queued[0]
         fill_filesystem(small_filesystem)
         with pytest.raises(ObjectStoreUnavailableError) as refused:
-            run_job(storage, env.signer, job_id, worker="w1", expected_batch_key=key)
+            run_job(env.storage, env.signer, job_id, worker="w1", expected_batch_key=key)
         assert refused.value.code == STORE_FULL
         for model in (models.EvidenceRecord, models.ActionCacheEntry, models.RenderOutput):
             assert _count(env, model) == 0, model
-        with session_scope(storage.sessions) as session:
+        with session_scope(env.storage.sessions) as session:
             job = session.get(models.RenderJob, job_id)
             assert job is not None and job.state == "queued"
         assert {t.state for t in _targets(env, planned.run_id).values()} == {"queued"}
 
         (small_filesystem / "filler").unlink()
-        outcome = run_job(storage, env.signer, job_id, worker="w2", expected_batch_key=key)
+        outcome = run_job(env.storage, env.signer, job_id, worker="w2", expected_batch_key=key)
         assert outcome.state == "succeeded" and outcome.rendered > 0
         assert _count(env, models.EvidenceRecord) == outcome.rendered
     finally:
-        storage.close()
+        env.storage.close()
