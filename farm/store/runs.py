@@ -27,14 +27,12 @@ from sqlalchemy import (
     ARRAY,
     ColumnElement,
     Connection,
-    Exists,
     Select,
     String,
     Table,
     any_,
     bindparam,
     case,
-    exists,
     func,
     insert,
     or_,
@@ -56,7 +54,7 @@ from farm.store.models import (
 )
 from farm.store.objects import ObjectStore
 from farm.store.paging import Ordering, SortKey, keyset_page
-from farm.store.repository import bind_moment, driver_cursor
+from farm.store.repository import bind_moment, driver_cursor, placeholders
 
 JOB_OPEN_STATES = (JobState.PLANNED.value, JobState.QUEUED.value, JobState.RUNNING.value)
 JOB_FINAL_STATES = (JobState.SUCCEEDED.value, JobState.FAILED.value)
@@ -567,30 +565,26 @@ def requeue_stale_jobs(session: Session, cutoff: datetime) -> list[tuple[str, st
 # ---------------------------------------------------------------------------------------------
 
 
-def _jobs_in(states: tuple[str, ...]) -> Exists:
-    """EXISTS (a job of run ``:run_id`` in ``states``): a probe of ix_render_jobs_run_id_state."""
-    return exists().where(RenderJob.run_id == bindparam("run_id"), RenderJob.state.in_(states))
+def _sql_list(values: Iterable[str]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
 
 
-_FAILED_TARGET = exists().where(
-    RenderTarget.run_id == bindparam("run_id"),
-    or_(
-        RenderTarget.state == JobState.FAILED.value,
-        (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None),
-    ),
+# Run completion, on the driver's cursor: every job's recording asks it (SQLite, in the recording
+# transaction; PostgreSQL, after the commit), and SQLAlchemy's execution of the Core statement cost
+# several times the database's probe of ix_render_jobs_run_id_state.
+_OPEN_JOB = (
+    "EXISTS (SELECT 1 FROM render_jobs WHERE render_jobs.run_id = ?"
+    f" AND render_jobs.state IN ({_sql_list(JOB_OPEN_STATES)}))"
 )
-_ANY_OPEN = select(_jobs_in(JOB_OPEN_STATES))
+_ANY_OPEN = f"SELECT {_OPEN_JOB}"
 _FINALIZE = (
-    update(FleetRun.__table__)
-    .where(
-        FleetRun.id == bindparam("run_id"),
-        FleetRun.state == RunState.RUNNING.value,
-        ~_jobs_in(JOB_OPEN_STATES),
-    )
-    .values(
-        state=case((_FAILED_TARGET, RunState.COMPLETED_WITH_FAILURES.value), else_=RunState.COMPLETED.value),
-        finished_at=bindparam("now"),
-    )
+    "UPDATE fleet_runs SET state = CASE WHEN EXISTS (SELECT 1 FROM render_targets"
+    " WHERE render_targets.run_id = ?"
+    f" AND (render_targets.state = '{JobState.FAILED.value}'"
+    f" OR render_targets.state = '{JobState.CACHED.value}' AND render_targets.error_code IS NOT NULL))"
+    f" THEN '{RunState.COMPLETED_WITH_FAILURES.value}' ELSE '{RunState.COMPLETED.value}' END,"
+    f" finished_at = ? WHERE fleet_runs.id = ? AND fleet_runs.state = '{RunState.RUNNING.value}'"
+    f" AND NOT {_OPEN_JOB}"
 )
 
 
@@ -653,12 +647,19 @@ def fail_open_jobs_of_run(
 
 
 def run_has_open_jobs(session: Session | Connection, run_id: str) -> bool:
-    return bool(_core(session).scalar(_ANY_OPEN, {"run_id": run_id}))
+    connection = _core(session)
+    with driver_cursor(connection) as cursor:
+        cursor.execute(placeholders(connection.dialect, _ANY_OPEN), (run_id,))
+        return bool(cursor.fetchone()[0])
 
 
 def finalize_run(session: Session | Connection, run_id: str, *, now: datetime | None = None) -> bool:
     """running → completed (or completed_with_failures) once no job of the run is open; idempotent."""
-    return _core(session).execute(_FINALIZE, {"run_id": run_id, "now": now or utcnow()}).rowcount == 1
+    connection = _core(session)
+    moment = bind_moment(connection.dialect, now or utcnow())
+    with driver_cursor(connection) as cursor:
+        cursor.execute(placeholders(connection.dialect, _FINALIZE), (run_id, moment, run_id, run_id))
+        return cursor.rowcount == 1
 
 
 CACHED_FAILURE = "cached_failure"  # the count of cached targets that carry a failure
