@@ -153,6 +153,11 @@ class RenderRequest:
             descriptor[_HELM_KEY] = self.helm_version
         return descriptor
 
+    def document_digests(self) -> dict[str, str | None]:
+        """The digests its descriptor names its ``app``, ``package`` (None without one) and
+        ``clusterProfile`` documents by."""
+        return self._base_digests()
+
     def _base_digests(self) -> dict[str, str | None]:
         return {
             "app": self._document_digest("app", self.app),
@@ -247,6 +252,18 @@ _INIT_FIELDS = {f.name for f in fields(RenderRequest) if f.init}
 _DEFAULTS = {f.name: f.default for f in fields(RenderRequest) if f.init and f.name not in _REQUIRED_FIELDS}
 
 
+# digest → the bytes object last checked against it: the same object (held here, so never another
+# one at its address) needs no second sha256. Bounded: emptied when full.
+_VERIFIED: dict[str, bytes] = {}
+_VERIFIED_MAX = 4096
+
+
+def _remember_verified(digest: str, data: bytes) -> None:
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        _VERIFIED.clear()
+    _VERIFIED[digest] = data
+
+
 def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRequest:
     """The request a descriptor names, its documents read through ``fetch(digest)``.
 
@@ -274,16 +291,26 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         if not isinstance(digest, str):
             raise RequestError(f"render request: {name} must be a digest")
         data = fetch(digest)
-        if _digest(data) != digest:
-            raise RequestError(f"render request: {name} document does not match its digest {digest}")
+        if _VERIFIED.get(digest) is not data:  # the targets of a batch share their documents
+            if _digest(data) != digest:
+                raise RequestError(f"render request: {name} document does not match its digest {digest}")
+            _remember_verified(digest, data)
         return data
 
     layers = []
     for index, layer in enumerate(raw["values"] if isinstance(raw["values"], list) else [None]):
         if not isinstance(layer, dict) or set(layer) != {"source", "digest"}:
             raise RequestError(f"render request: values[{index}] must hold source and digest")
-        layers.append(ValuesLayer(str(layer["source"]), document(f"values[{index}]", layer["digest"])))
-    request = RenderRequest(
+        values = ValuesLayer(str(layer["source"]), document(f"values[{index}]", layer["digest"]))
+        values.__dict__["digest"] = layer["digest"]  # just checked: ``digest`` need not hash it again
+        layers.append(values)
+    # each document was just checked against its digest: the canonical check below need not
+    # hash them again
+    known = {"app": raw["app"], "clusterProfile": raw["clusterProfile"]}
+    if raw["package"] is not None:
+        known["package"] = raw["package"]
+    request = RenderRequest.with_known_digests(
+        known,
         app=document("app", raw["app"]),
         cluster_profile=document("clusterProfile", raw["clusterProfile"]),
         package=document("package", raw["package"]) if raw["package"] is not None else None,
@@ -298,12 +325,6 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
         charts=_decode_charts(raw.get(_CHARTS_KEY, []), document),
         helm_version=str(raw.get(_HELM_KEY, "")),
     )
-    # each document was just checked against its digest: the canonical check below need not
-    # hash them again
-    known = {"app": raw["app"], "clusterProfile": raw["clusterProfile"]}
-    if raw["package"] is not None:
-        known["package"] = raw["package"]
-    object.__setattr__(request, "_digests", known)
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
     return request

@@ -79,6 +79,20 @@ def test_a_descriptor_naming_other_bytes_is_refused() -> None:
         decode_request(request.descriptor_bytes, forged.__getitem__)
 
 
+def test_other_bytes_under_a_digest_already_checked_are_refused_too() -> None:
+    # a batch's targets share their documents, and the same bytes are checked once: other bytes
+    # under a digest checked before must still be hashed, and refused
+    request = _request(values=(ValuesLayer("web/values.yaml", b"replicas: 2\n"),))
+    blobs = _store(request)
+    assert decode_request(request.descriptor_bytes, blobs.__getitem__) == request
+    for digest, blob in blobs.items():
+        forged = dict(blobs)
+        forged[digest] = blob + b"# forged\n"
+        with pytest.raises(RequestError, match="does not match its digest"):
+            decode_request(request.descriptor_bytes, forged.__getitem__)
+    assert decode_request(request.descriptor_bytes, blobs.__getitem__) == request
+
+
 def test_a_descriptor_with_an_unknown_field_or_another_layout_is_refused() -> None:
     request = _request()
     blobs = _store(request)
