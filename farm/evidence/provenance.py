@@ -64,24 +64,33 @@ def action_key(inputs: RenderInputs) -> str:
 
 
 def inputs_of(request: RenderRequest, core_version: str) -> RenderInputs:
-    """The digests a statement records about ``request``, rendered by ``core_version``."""
-    descriptor = request.descriptor()
+    """The digests a statement records about ``request``, rendered by ``core_version``: those of
+    its descriptor (``RenderRequest.descriptor``), read off the request without building it."""
+    documents = request.document_digests()
     return RenderInputs(
         core_version=core_version,
         request_digest=request.digest,
         application_digest=_application_digest(
-            descriptor["app"], descriptor["package"], tuple(descriptor["sets"]), descriptor["namespace"]
+            documents["app"], documents["package"], tuple(request.sets), request.namespace
         ),
-        values_digest=digest_of(descriptor["values"]),
-        cluster_profile_digest=descriptor["clusterProfile"],
+        values_digest=_values_digest(tuple((layer.source, layer.digest) for layer in request.values)),
+        cluster_profile_digest=documents["clusterProfile"],
         selection=request.selection,
     )
 
 
+# the same for every target of an application: a batch computes each once
+
+
 @lru_cache(maxsize=1024)
 def _application_digest(app: str, package: str | None, sets: tuple[str, ...], namespace: str | None) -> str:
-    # the same for every target of an application: a batch computes it once
     return digest_of({"app": app, "package": package, "sets": list(sets), "namespace": namespace})
+
+
+@lru_cache(maxsize=1024)
+def _values_digest(layers: tuple[tuple[str, str], ...]) -> str:
+    """The digest of the descriptor's ``values``: its layers' sources and digests, in order."""
+    return digest_of([{"source": source, "digest": digest} for source, digest in layers])
 
 
 @dataclass(frozen=True)
