@@ -241,6 +241,25 @@ def test_cache_look_ups_answer_many_keys_at_once(fleet: Fleet) -> None:
         assert session.scalar(select(FailedAction.error_message)) == "bad"  # first recording kept
 
 
+def test_the_failure_cache_answers_alike_whether_it_holds_few_or_many_keys_against_those_asked(
+    fleet: Fleet,
+) -> None:
+    # few cached failures against many keys: the cache's keys are read and the rest never looked
+    # up; as many as a quarter of the keys or more: every key is looked up
+    failed = [action_key(make_inputs(f"failing-{index}")) for index in range(8)]
+    with fleet.sessions.begin() as session:
+        record_failures(
+            session, [sign_failure(fleet.signer, key, "document.invalid", f"bad {key}") for key in failed]
+        )
+    absent = [sha256_hex(f"absent-{index}".encode()) for index in range(40)]
+    for keys in ([*failed, *absent[:2]], [failed[3], *absent]):
+        with fleet.sessions() as session:
+            found = cached_failures(session, keys)
+        assert {key: failure.error_message for key, failure in found.items()} == {
+            key: f"bad {key}" for key in keys if key in failed
+        }
+
+
 def test_cache_look_ups_of_more_keys_than_one_statement_takes_find_every_hit(fleet: Fleet) -> None:
     outputs = [fleet.render(f"kind: K{i}\n".encode(), application=f"app{i}")[2] for i in range(2)]
     failed = action_key(make_inputs("failing"))
