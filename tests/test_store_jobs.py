@@ -30,6 +30,7 @@ from farm.store.repository import insert_ignoring_conflict, sync_signer_trust
 from farm.store.runs import (
     KEY_CHUNK,
     TargetResult,
+    among,
     cached_failures,
     cached_outputs,
     claim_job,
@@ -258,6 +259,32 @@ def test_the_failure_cache_answers_alike_whether_it_holds_few_or_many_keys_again
         assert {key: failure.error_message for key, failure in found.items()} == {
             key: f"bad {key}" for key in keys if key in failed
         }
+
+
+def test_a_bulk_look_up_finds_exactly_the_values_asked_whatever_they_hold(fleet: Fleet) -> None:
+    # digests are bound as one comma-joined text on PostgreSQL; a value holding a comma (none of
+    # the farm's look-ups asks for one) must still be matched whole, not split
+    run_id = fleet.new_run()
+    fleet.new_job(
+        run_id, (make_inputs("a,b", "prod"), "a,b", "prod"), (make_inputs("a,b", "stage"), "a,b", "stage")
+    )
+    fleet.new_job(run_id, (make_inputs("a", "prod"), "a", "prod"))
+    with fleet.sessions() as session:
+        for asked, expected in (
+            (["a,b"], {"a,b"}),
+            (["a", "b"], {"a"}),
+            (["b", "a,b", "c"], {"a,b"}),
+            ([], set()),
+        ):
+            found = session.scalars(
+                select(RenderTarget.application).where(among(session, RenderTarget.application, asked))
+            ).all()
+            assert set(found) == expected, asked
+        keys = [action_key(make_inputs("a,b", "prod")), action_key(make_inputs("a", "prod"))]
+        found = session.scalars(
+            select(RenderTarget.action_key).where(among(session, RenderTarget.action_key, keys))
+        )
+        assert sorted(found) == sorted(keys)
 
 
 def test_cache_look_ups_of_more_keys_than_one_statement_takes_find_every_hit(fleet: Fleet) -> None:

@@ -72,12 +72,18 @@ def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
 
 
 def among(session: Session, column: Any, values: Sequence[str]) -> ColumnElement[bool]:
-    """``column IN values`` with the values bound as one parameter: a PostgreSQL array, a JSON
-    array read by SQLite's ``json_each``. An ``IN`` list binds a parameter per value, and
-    SQLAlchemy renders each into the statement at every execution: most of a planning look-up's
-    cost at a million targets, where this costs one statement per ``KEY_CHUNK`` keys."""
+    """``column IN values`` with the values bound as one parameter: on PostgreSQL, their text
+    joined by commas, which ``string_to_array`` splits (psycopg dumps a list parameter value by
+    value in Python: 85-99 ms for 20,000 digests against 13-17 ms; values holding a comma are
+    bound as an array); on SQLite, a JSON array read by ``json_each``. An ``IN`` list binds a
+    parameter per value, and SQLAlchemy renders each into the statement at every execution: most
+    of a planning look-up's cost at a million targets, where this costs one statement per
+    ``KEY_CHUNK`` keys."""
     if session.get_bind().dialect.name == "postgresql":
-        return column == any_(bindparam("among_values", list(values), type_=ARRAY(String)))
+        if any("," in value for value in values):  # not the digests and ids it is asked for
+            return column == any_(bindparam("among_values", list(values), type_=ARRAY(String)))
+        joined = bindparam("among_values", ",".join(values), type_=String)
+        return column == any_(func.string_to_array(joined, ","))
     if len(values) <= CHUNK:  # a job's few keys: SQLite reads a short IN list faster than JSON
         return column.in_(values)
     listed = func.json_each(bindparam("among_values", json.dumps(list(values)))).table_valued("value")
@@ -107,7 +113,7 @@ CACHED_LOOKUP = (
     " AND e.subject_digest = a.output_digest"
 )
 _SQLITE_CACHED_AMONG = CACHED_LOOKUP.format("IN (SELECT value FROM json_each(?))")
-_POSTGRESQL_CACHED_AMONG = CACHED_LOOKUP.format("= ANY(%s::text[])")
+_POSTGRESQL_CACHED_AMONG = CACHED_LOOKUP.format("= ANY(string_to_array(%s, ','))")  # as ``among`` binds
 
 
 def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
@@ -123,8 +129,8 @@ def cached_outputs(session: Session, keys: Sequence[str]) -> dict[str, str]:
     hits: dict[str, str] = {}
     with driver_cursor(connection) as cursor:
         for chunk in chunks(keys, KEY_CHUNK):
-            if postgresql:
-                cursor.execute(_POSTGRESQL_CACHED_AMONG, (list(chunk),))
+            if postgresql:  # action keys: hex digests, never a comma
+                cursor.execute(_POSTGRESQL_CACHED_AMONG, (",".join(chunk),))
             else:
                 cursor.execute(_SQLITE_CACHED_AMONG, (json.dumps(list(chunk)),))
             hits.update(cursor.fetchall())
