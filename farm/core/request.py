@@ -156,9 +156,6 @@ class RenderRequest:
     def document_digests(self) -> dict[str, str | None]:
         """The digests its descriptor names its ``app``, ``package`` (None without one) and
         ``clusterProfile`` documents by."""
-        return self._base_digests()
-
-    def _base_digests(self) -> dict[str, str | None]:
         return {
             "app": self._document_digest("app", self.app),
             "package": self._document_digest("package", self.package) if self.package is not None else None,
@@ -166,7 +163,7 @@ class RenderRequest:
         }
 
     def _base_descriptor(self) -> dict[str, Any]:
-        digests = self._base_digests()
+        digests = self.document_digests()
         return {
             "requestVersion": REQUEST_VERSION,
             "app": digests["app"],
@@ -197,7 +194,7 @@ class RenderRequest:
             return json.dumps(
                 self.descriptor(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             ).encode()
-        digests = self._base_digests()
+        digests = self.document_digests()
         package = _json_text(digests["package"])
         head = (
             f'{{"app":"{digests["app"]}","clusterProfile":"{digests["clusterProfile"]}",'

@@ -79,17 +79,15 @@ def inputs_of(request: RenderRequest, core_version: str) -> RenderInputs:
     )
 
 
-# the same for every target of an application: a batch computes each once
-
-
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # the same for every target of an application: a batch computes it once
 def _application_digest(app: str, package: str | None, sets: tuple[str, ...], namespace: str | None) -> str:
     return digest_of({"app": app, "package": package, "sets": list(sets), "namespace": namespace})
 
 
 @lru_cache(maxsize=1024)
 def _values_digest(layers: tuple[tuple[str, str], ...]) -> str:
-    """The digest of the descriptor's ``values``: its layers' sources and digests, in order."""
+    """The digest of the descriptor's ``values``: its layers' sources and digests, in order (the
+    same for every target of an application: a batch computes it once)."""
     return digest_of([{"source": source, "digest": digest} for source, digest in layers])
 
 
