@@ -81,9 +81,39 @@ def run_bounded(
 ) -> list[Outcome | BoundExceeded]:
     """``work(item)`` for every item, each within ``bounds``, in order. ``work`` must not raise
     (it turns its errors into outcomes); items and outcomes must pickle."""
+    return start_bounded(items, work, bounds).outcomes()
+
+
+def start_bounded(items: Sequence[Item], work: Callable[[Item], Outcome], bounds: RenderBounds) -> InFlight:
+    """``run_bounded``, begun: the items are sent to this process's render child, which renders
+    them while the caller does other work; ``outcomes()`` collects them (a render that overran
+    meanwhile is stopped then). One batch at a time per child: collect or ``abandon`` it before
+    starting the next."""
     if not hasattr(os, "fork"):
-        return [work(item) for item in items]
-    return _child_for(work, bounds).run(items)
+        return InFlight(None, list(items), [work(item) for item in items])
+    child = _child_for(work, bounds)
+    return child.begin(items)
+
+
+class InFlight:
+    """A batch sent to a render child (or, where ``os.fork`` does not exist, already rendered)."""
+
+    def __init__(self, child: _RenderChild | None, items: list[Any], outcomes: list[Any]) -> None:
+        self.child, self.items, self.collected = child, items, outcomes
+        self.sent = False  # the items without an outcome are with the child
+
+    def outcomes(self) -> list[Any]:
+        """The outcome of each item, in order (waits for the child)."""
+        if self.child is not None:
+            self.child.finish(self)
+            self.child = None
+        return self.collected
+
+    def abandon(self) -> None:
+        """Stop the child mid-batch (its outcomes must never be read as the next batch's)."""
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
 
 
 _children: dict[tuple[Any, RenderBounds], _RenderChild] = {}
@@ -126,32 +156,53 @@ class _RenderChild:
         self.sent_at = 0  # when the batch being rendered was sent (the monotonic clock's ns)
         self.outcomes = _Frames(-1)
 
-    def run(self, items: Sequence[Any]) -> list[Any]:
-        """The outcome of each item, in order. The child renders in order, so the item whose
+    def begin(self, items: Sequence[Any]) -> InFlight:
+        """Send ``items`` to the child (a new one if needed); ``finish`` collects their outcomes."""
+        batch = InFlight(self, list(items), [])
+        try:
+            self._send_rest(batch)
+        except BaseException:
+            self.stop()
+            raise
+        return batch
+
+    def finish(self, batch: InFlight) -> None:
+        """Every outcome of ``batch``, in order. The child renders in order, so the item whose
         outcome is missing when it dies or overruns is the one that killed it; the items after
         it are sent to a new child."""
-        outcomes: list[Any] = []
         try:
-            while len(outcomes) < len(items):
-                self._run_some(items, outcomes)
+            while True:
+                if batch.sent:
+                    self._await_rest(batch)
+                if len(batch.collected) == len(batch.items):
+                    return
+                self._send_rest(batch)
         except BaseException:
             # stopped from outside (an interrupt, an error of this process): the child may be
             # mid-batch, and its outcomes must never be read as the next batch's
             self.stop()
             raise
-        return outcomes
 
-    def _run_some(self, items: Sequence[Any], outcomes: list[Any]) -> None:
-        """Send the items without an outcome yet to the child (a new one if needed) and collect
-        outcomes until all are in, the child dies or a render overruns."""
+    def _send_rest(self, batch: InFlight) -> None:
+        """Send the items without an outcome yet to the child (a new one if needed)."""
         if self.pid is None:
             self._start()
-        sent = len(outcomes)
+        batch.sent = False
         try:
             self.sent_at = time.monotonic_ns()
             self.stamp.write(0, self.sent_at)  # the first render's time runs from now
-            _send(self.to_child, list(items[sent:]))
-            self._await(outcomes, len(items))
+            _send(self.to_child, batch.items[len(batch.collected) :])
+        except BrokenPipeError:
+            batch.collected.append(self._died())
+            return
+        batch.sent = True
+
+    def _await_rest(self, batch: InFlight) -> None:
+        """Collect outcomes until all are in, the child dies or a render overruns."""
+        sent = len(batch.collected)
+        outcomes = batch.collected
+        try:
+            self._await(outcomes, len(batch.items))
         except (BrokenPipeError, EOFError):
             outcomes.append(self._died())
         except TimeoutError as overrun:
@@ -162,12 +213,14 @@ class _RenderChild:
             if len(outcomes) == sent + index:  # else it finished that one in time
                 message = f"the render took longer than {self.bounds.seconds:g} s and was stopped"
                 outcomes.append(BoundExceeded(RENDER_TIMEOUT, message))
+        batch.sent = False
 
     def _await(self, outcomes: list[Any], expected: int) -> None:
         """Wait for the child's outcomes until ``expected`` are in ``outcomes``. EOFError when it
         died; TimeoutError(index in the batch) when a render has been running past the bound."""
         limit = int(self.bounds.seconds * 1e9)
-        while True:
+        self.outcomes.drain(outcomes)  # the batch may have ended while the caller did other work
+        while len(outcomes) < expected:
             index, began = self.stamp.read()
             began = max(began, self.sent_at)  # no render of this batch began before it was sent
             remaining = began + limit - time.monotonic_ns()

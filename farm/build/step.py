@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from farm.build.bounded import BoundExceeded, RenderBounds, run_bounded
+from farm.build.bounded import BoundExceeded, InFlight, RenderBounds, run_bounded, start_bounded
 from farm.build.charts import HelmVersionMismatch, render_with_charts
 from farm.core.charts import ChartRender, ChartRenderNeeded
 from farm.core.errors import CoreError
@@ -93,6 +93,12 @@ def render_one(job: RenderJob) -> RenderOutcome:
 def render_requests(jobs: Sequence[RenderJob], bounds: RenderBounds) -> list[RenderOutcome | BoundExceeded]:
     """Every job rendered in this process's render child, each within ``bounds``, in order."""
     return run_bounded(list(jobs), render_one, bounds)
+
+
+def start_renders(jobs: Sequence[RenderJob], bounds: RenderBounds) -> InFlight:
+    """``render_requests``, begun: the render child renders while the caller goes on;
+    ``outcomes()`` of the result collects them."""
+    return start_bounded(list(jobs), render_one, bounds)
 
 
 def render_bounds(settings: FarmSettings) -> RenderBounds:

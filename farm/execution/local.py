@@ -1,4 +1,5 @@
-"""The local executor: a process pool (the embedded default) whose workers call ``run_job``.
+"""The local executor: a process pool (the embedded default) whose workers call ``run_jobs`` on a
+few jobs at a time (``job_chunks``).
 
 In the farm daemon the pool is resident (``keep_local_pool``): started once, kept across runs.
 """
@@ -18,6 +19,7 @@ from farm.settings import FarmSettings
 
 _CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
 POOL_ATTEMPTS = 2  # a pool broken this many times in one run fails the jobs it has not finished
+MAX_CHUNK = 8  # jobs per call of a pool worker, at most
 _worker_state: dict = {}
 
 
@@ -35,19 +37,28 @@ def _init_local_worker(settings: FarmSettings) -> None:
         _worker_state["error"] = f"the local render worker could not start: {exc}"
 
 
-def _run_local(job_id: str, batch_key: str) -> str:
-    from farm.fleet.jobs import run_job
+def _run_local(jobs: Sequence[tuple[str, str]]) -> list[str]:
+    from farm.fleet.jobs import run_jobs
 
     if "error" in _worker_state:
         raise RuntimeError(_worker_state["error"])
-    outcome = run_job(
-        _worker_state["storage"],
-        _worker_state["signer"],
-        job_id,
-        worker=worker_name(),
-        expected_batch_key=batch_key,
-    )
-    return outcome.state
+    outcomes = run_jobs(_worker_state["storage"], _worker_state["signer"], jobs, worker=worker_name())
+    return [outcome.state for outcome in outcomes]
+
+
+def job_chunks(jobs: Sequence[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
+    """The jobs in the order given, cut into the pool's calls: a call runs its jobs one after
+    another, each job's renders overlapping the previous one's recording (``run_jobs``), so a
+    longer call leaves fewer recordings uncovered; calls shrink towards the end of the run
+    (guided self-scheduling: a quarter of what is left per worker, at most ``MAX_CHUNK``) so the
+    workers still finish together."""
+    chunks: list[list[tuple[str, str]]] = []
+    start = 0
+    while start < len(jobs):
+        size = max(1, min(MAX_CHUNK, (len(jobs) - start) // (4 * max(1, workers))))
+        chunks.append(list(jobs[start : start + size]))
+        start += size
+    return chunks
 
 
 def run_local(
@@ -117,8 +128,8 @@ def _run_on(
     # register a waiter on every one of them at each wake-up (quadratic in a run's jobs)
     done: queue.SimpleQueue[Future] = queue.SimpleQueue()
     pending: set[Future] = set()
-    for job_id, key in jobs:
-        future = pool.submit(_run_local, job_id, key)
+    for chunk in job_chunks(jobs, pool._max_workers):  # noqa: SLF001 - the pool's size
+        future = pool.submit(_run_local, chunk)
         future.add_done_callback(done.put)
         pending.add(future)
     try:

@@ -13,7 +13,10 @@ the Celery task all call it). A job is one application and a batch of its target
    same transaction finishes the run when it was the last open job (PostgreSQL probes after the
    commit, ``farm.fleet.progress``).
 
-The job's transactions share one pooled connection, checked out once per job.
+The job's transactions share one pooled connection, checked out once per job. ``run_jobs`` runs
+several jobs in turn (a call of the local pool), each job's renders overlapping the previous job's
+recording: the render child renders job N+1 while this process signs, stores and records job N.
+On SQLite, the claim and the recording wait their turn to write (``write_turn``).
 
 Errors of a render are values of its target: a bad application fails its own targets with the
 core's stable error code and message (cached against the action key, so an unchanged re-run
@@ -24,16 +27,17 @@ caller can retry; nothing of the batch is recorded.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import threading
+import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from farm.build.bounded import BoundExceeded
+from farm.build.bounded import BoundExceeded, InFlight
 from farm.build.fetch import RequestRefused, fetch_checked_request
-from farm.build.step import RenderJob, render_bounds, render_requests
+from farm.build.step import RenderJob, render_bounds, start_renders
 from farm.core.errors import bound_message
 from farm.core.request import RenderRequest
 from farm.evidence.failure import failure_is_vouched, sign_failure
@@ -45,7 +49,7 @@ from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
-from farm.store.db import Connection, session_scope
+from farm.store.db import Connection, session_scope, write_turn
 from farm.store.models import JobState
 from farm.store.objects import ObjectStore, ObjectStoreUnavailableError
 from farm.store.outputs import put_manifests, record_failures, record_outputs
@@ -100,58 +104,162 @@ class _Batch:
 def run_job(
     storage: Storage, signer: Signer, job_id: str, *, worker: str, expected_batch_key: str | None = None
 ) -> JobOutcome:
-    started = time.perf_counter()
-    with storage.engine.connect() as connection:  # the job's transactions share one pooled connection
-        with connection.begin():
-            job = claim_job(connection, job_id, worker=worker)
-        if job is None:
-            return JobOutcome(job_id, SKIPPED)
+    return run_jobs(storage, signer, [(job_id, expected_batch_key)], worker=worker)[0]
+
+
+def run_jobs(
+    storage: Storage, signer: Signer, jobs: Sequence[tuple[str, str | None]], *, worker: str
+) -> list[JobOutcome]:
+    """``run_job`` for each ``(job id, expected batch key)`` in turn, each job's renders overlapping
+    the previous job's recording: while the render child renders job N+1, this process stores,
+    signs and records job N (otherwise one waits for the other, and a core idles). The outcomes
+    are in the jobs' order."""
+    outcomes: list[JobOutcome] = []
+    held: list[_Started] = []  # claimed by this worker, not recorded yet
+    with storage.engine.connect() as connection:  # the jobs' transactions share one pooled connection
         try:
-            with job_log_context(run_id=job.run_id, job_id=job.id):
-                log.info("job claimed: %d targets of %s", len(job.targets), job.application)
-                outcome = _execute(storage, signer, job, worker, expected_batch_key, connection)
-                log.info(
-                    "job %s: %d rendered, %d failed, %d cached",
-                    outcome.state,
-                    outcome.rendered,
-                    outcome.failed,
-                    outcome.cached,
-                )
-            JOB_SECONDS.observe(time.perf_counter() - started)
-            return outcome
-        except Exception as error:  # infrastructure: render errors are values of their targets
-            # a connection of its own: the job's may be what failed
-            with session_scope(storage.sessions) as session:
-                release_job(
-                    session, job.id, worker=worker, error=bound_message(f"{type(error).__name__}: {error}")
-                )
+            rendered: _Started | None = None
+            for job_id, expected_batch_key in jobs:
+                if rendered is not None:  # its blobs are written while the next job starts
+                    rendered.store(storage.objects)
+                current = _begin(storage, job_id, expected_batch_key, worker, connection, held)
+                if rendered is not None:
+                    outcomes.append(_record(storage, signer, rendered, worker, connection))
+                    held.remove(rendered)
+                if current is None:
+                    outcomes.append(JobOutcome(job_id, SKIPPED))
+                    rendered = None
+                    continue
+                with job_log_context(run_id=current.job.run_id, job_id=current.job.id):
+                    _collect(current)
+                rendered = current
+            if rendered is not None:
+                outcomes.append(_record(storage, signer, rendered, worker, connection))
+                held.remove(rendered)
+        except BaseException as error:
+            for started in held:
+                started.abandon()
+            if isinstance(error, Exception):  # infrastructure: render errors are values of their targets
+                _release(storage, held, worker, error)
             raise
+    return outcomes
 
 
-def _execute(
+@dataclass
+class _Started:
+    """A claimed job whose renders were sent to the render child."""
+
+    job: ClaimedJob
+    began: float  # perf_counter() at the claim
+    batch: _Batch = field(default_factory=_Batch)
+    pending: list[tuple[ClaimedTarget, RenderRequest]] = field(default_factory=list)
+    renders: InFlight | None = None
+    stored: Future[None] | None = None  # the blobs' write, on this process's blob writer
+
+    def store(self, objects: ObjectStore) -> None:
+        """Start writing the job's outputs to the object store (``stored``), unless started."""
+        manifests = [output.manifests for output in self.batch.rendered.values()]
+        if self.stored is None and manifests:
+            self.stored = _blob_writer().submit(put_manifests, objects, manifests)
+
+    def wait_stored(self) -> None:
+        """Wait for the blobs' write; raises its error."""
+        stored, self.stored = self.stored, None
+        if stored is not None:
+            stored.result()
+
+    def abandon(self) -> None:
+        """Stop its renders and wait for its blobs' write (never left running past the job)."""
+        if self.renders is not None:
+            self.renders.abandon()
+            self.renders = None
+        with contextlib.suppress(BaseException):
+            self.wait_stored()
+
+
+_writer: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _blob_writer() -> ThreadPoolExecutor:
+    """This process's thread for object-store writes, started once (a thread started for each
+    job waited for the scheduler to run it, on a machine whose cores are busy)."""
+    global _writer
+    if _writer is None or _writer[0] != os.getpid():  # a forked process starts its own
+        _writer = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="farm-blob-writer"))
+    return _writer[1]
+
+
+def _begin(
     storage: Storage,
-    signer: Signer,
-    job: ClaimedJob,
-    worker: str,
+    job_id: str,
     expected_batch_key: str | None,
+    worker: str,
     connection: Connection,
+    held: list[_Started],
+) -> _Started | None:
+    """Claim the job (added to ``held``) and send its renders to the render child; None when
+    another worker holds or finished it."""
+    began = time.perf_counter()
+    with write_turn(storage.engine), connection.begin():
+        job = claim_job(connection, job_id, worker=worker)
+    if job is None:
+        return None
+    started = _Started(job, began)
+    held.append(started)
+    with job_log_context(run_id=job.run_id, job_id=job.id):
+        log.info("job claimed: %d targets of %s", len(job.targets), job.application)
+        if expected_batch_key is not None and expected_batch_key != job.batch_key:
+            for target in job.targets:
+                started.batch.fail(
+                    target,
+                    FORGED_MESSAGE,
+                    f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
+                )
+        else:
+            _start_renders(storage, started)
+    return started
+
+
+def _record(
+    storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
 ) -> JobOutcome:
-    batch = _Batch()
-    if expected_batch_key is not None and expected_batch_key != job.batch_key:
-        for target in job.targets:
-            batch.fail(
-                target,
-                FORGED_MESSAGE,
-                f"the message expected batch {expected_batch_key}, the job is {job.batch_key}",
-            )
-    else:
-        _render_targets(storage, job, batch)
+    job = started.job
+    with job_log_context(run_id=job.run_id, job_id=job.id):
+        outcome = _store_and_record(storage, signer, started, worker, connection)
+        log.info(
+            "job %s: %d rendered, %d failed, %d cached",
+            outcome.state,
+            outcome.rendered,
+            outcome.failed,
+            outcome.cached,
+        )
+    JOB_SECONDS.observe(time.perf_counter() - started.began)
+    return outcome
+
+
+def _release(storage: Storage, held: Sequence[_Started], worker: str, error: BaseException) -> None:
+    """Give back the claims of jobs this worker could not record, for another worker to run."""
+    message = bound_message(f"{type(error).__name__}: {error}")
+    with session_scope(storage.sessions) as session:  # a connection of its own: the jobs' may be what failed
+        for started in held:
+            release_job(session, started.job.id, worker=worker, error=message)
+
+
+def _store_and_record(
+    storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
+) -> JobOutcome:
+    job, batch = started.job, started.batch
     # durable before any row points at them; stored while the batch is signed (the flush is mostly
     # a wait for the disk or for S3's answers, the signing is CPU)
-    with _storing(storage.objects, [output.manifests for output in batch.rendered.values()]):
+    started.store(storage.objects)
+    try:
         _sign_batch(signer, job, batch)
         signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
-    with session_scope(storage.sessions, bind=connection) as session:
+    except BaseException:
+        started.abandon()  # never leaves the write running past the job; the signing's error wins
+        raise
+    started.wait_stored()
+    with write_turn(storage.engine), session_scope(storage.sessions, bind=connection) as session:
         refused = record_outputs(session, signer, list(batch.signed.values()))
         results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
         record_failures(session, signed_failures)
@@ -170,31 +278,6 @@ def _execute(
         cached=counts[JobState.CACHED],
         results=tuple(results),
     )
-
-
-@contextmanager
-def _storing(objects: ObjectStore, manifests: list[bytes]) -> Iterator[None]:
-    """``put_manifests(objects, manifests)`` on a thread while the body runs; returns once both
-    are done, raising the store's error if it failed (the body's first, if both did)."""
-    if not manifests:
-        yield
-        return
-    failure: list[BaseException] = []
-
-    def store() -> None:
-        try:
-            put_manifests(objects, manifests)
-        except BaseException as error:  # noqa: BLE001 - raised again in the job's thread
-            failure.append(error)
-
-    writer = threading.Thread(target=store, name="farm-blob-writer", daemon=True)
-    writer.start()
-    try:
-        yield
-    finally:
-        writer.join()  # never leave a write running past the job, even when the body failed
-    if failure:
-        raise failure[0]
 
 
 def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: dict) -> TargetResult:
@@ -254,16 +337,27 @@ def _vouched(storage: Storage, target: ClaimedTarget, batch: _Batch) -> bool:
     )
 
 
-def _render_targets(storage: Storage, job: ClaimedJob, batch: _Batch) -> None:
+def _start_renders(storage: Storage, started: _Started) -> None:
+    """Fetch and check the requests of the targets the caches do not answer, and send them to
+    the render child."""
     reader = RequestReader(storage.objects)  # the batch's targets share their application's pack
-    pending = [
+    job, batch = started.job, started.batch
+    started.pending = [
         (target, request)
         for target in job.targets
         if (request := _pending_request(storage, job, target, batch, reader)) is not None
     ]
-    jobs = [RenderJob(request) for _, request in pending]
-    outcomes = render_requests(jobs, render_bounds(storage.settings))
-    for (target, request), outcome in zip(pending, outcomes, strict=True):
+    jobs = [RenderJob(request) for _, request in started.pending]
+    started.renders = start_renders(jobs, render_bounds(storage.settings))
+
+
+def _collect(started: _Started) -> None:
+    """Wait for the job's renders and give each target its result."""
+    assert started.renders is not None or not started.pending
+    outcomes = started.renders.outcomes() if started.renders is not None else []
+    started.renders = None
+    job, batch = started.job, started.batch
+    for (target, request), outcome in zip(started.pending, outcomes, strict=True):
         if isinstance(outcome, BoundExceeded):
             log.warning("render of target %s (job %s) stopped: %s", target.id, job.id, outcome.message)
             batch.fail(target, outcome.code, outcome.message)

@@ -325,3 +325,52 @@ def test_a_batch_whose_blobs_the_store_refuses_records_nothing_and_is_queued_aga
         assert _count(env, models.EvidenceRecord) == outcome.rendered
     finally:
         env.storage.close()
+
+
+def test_jobs_run_in_turn_record_each_job_in_order_and_skip_one_already_done(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    """``run_jobs`` renders each job while the one before it is recorded; every job still ends as
+    it would alone, in the order given, and a job finished elsewhere meanwhile is skipped."""
+    planned = plan_run(fleet_env.storage, load_catalog(catalog.root), source="tests", batch_size=2)
+    done_elsewhere, key = planned.queued[2]
+    run_job(fleet_env.storage, fleet_env.signer, done_elsewhere, worker="w2", expected_batch_key=key)
+    outcomes = jobs.run_jobs(fleet_env.storage, fleet_env.signer, planned.queued, worker="w1")
+    assert [outcome.job_id for outcome in outcomes] == [job_id for job_id, _ in planned.queued]
+    assert [outcome.state for outcome in outcomes] == [
+        "skipped" if job_id == done_elsewhere else "succeeded" for job_id, _ in planned.queued
+    ]
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert (summary.state, summary.counts) == ("completed", {"succeeded": planned.total})
+    for (application, _), target in _targets(fleet_env, planned.run_id).items():
+        assert f"name: {application}".encode() in fleet_env.storage.objects.get(target.output_digest or "")
+    assert _count(fleet_env, models.EvidenceRecord) == planned.total
+
+
+def test_a_store_failure_while_the_next_job_renders_gives_both_claims_back_and_a_retry_records_each_its_own(
+    tmp_path: Path, database_url: str, catalog: Catalog, small_filesystem: Path
+) -> None:
+    """The first job's blobs are refused while the second job renders: both jobs go back to the
+    queue with nothing recorded, the render child's unread outcomes are dropped, and the retry
+    renders each target's own output."""
+    env = open_fleet_env(tmp_path, database_url, small_filesystem / "objects")
+    try:
+        _, planned = plan_catalog(env.storage, catalog.root)
+        first_two = planned.queued[:2]
+        fill_filesystem(small_filesystem)
+        with pytest.raises(ObjectStoreUnavailableError):
+            jobs.run_jobs(env.storage, env.signer, first_two, worker="w1")
+        with session_scope(env.storage.sessions) as session:
+            states = [session.get(models.RenderJob, job_id) for job_id, _ in first_two]
+            assert [job.state if job else None for job in states] == ["queued", "queued"]
+        for model in (models.EvidenceRecord, models.ActionCacheEntry, models.RenderOutput):
+            assert _count(env, model) == 0, model
+
+        (small_filesystem / "filler").unlink()
+        outcomes = jobs.run_jobs(env.storage, env.signer, planned.queued, worker="w2")
+        assert {outcome.state for outcome in outcomes} == {"succeeded"}
+        for (application, _), target in _targets(env, planned.run_id).items():
+            assert f"name: {application}".encode() in env.storage.objects.get(target.output_digest or "")
+        assert run_summary(env.storage, planned.run_id).counts == {"succeeded": planned.total}
+    finally:
+        env.storage.close()

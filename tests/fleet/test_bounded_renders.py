@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.build.bounded import RENDER_MEMORY, RENDER_TIMEOUT, RenderBounds, run_bounded
+from farm.build.bounded import RENDER_MEMORY, RENDER_TIMEOUT, RenderBounds, run_bounded, start_bounded
 from farm.execution.local import run_local
 from farm.fleet.jobs import run_job
 from farm.fleet.progress import run_summary
@@ -215,6 +215,32 @@ def test_the_time_bound_counts_each_render_of_a_batch_from_its_own_start() -> No
     bounds = RenderBounds(seconds=2, memory_bytes=64 * 1024 * 1024)
     outcomes = run_bounded([("slow", 400)] * 8, _sized, bounds)  # 3.2 s in all, 0.4 s each
     assert outcomes == [b"slow"] * 8
+
+
+def _child_pid(item: tuple[str, int]) -> tuple[str, int]:
+    import os
+
+    time.sleep(item[1] / 1000)
+    return item[0], os.getpid()
+
+
+def test_a_batch_begun_renders_while_its_worker_is_busy_and_keeps_its_child_past_the_bound() -> None:
+    """A batch that ended while the worker did other work for longer than the time bound is
+    collected whole, and its render child (which overran nothing) is kept for the next batch."""
+    bounds = RenderBounds(seconds=1, memory_bytes=64 * 1024 * 1024)
+    begun = start_bounded([("a", 50), ("b", 50)], _child_pid, bounds)
+    time.sleep(1.5)  # the worker records another job meanwhile
+    outcomes = begun.outcomes()
+    assert [name for name, _ in outcomes] == ["a", "b"]
+    assert run_bounded([("c", 0)], _child_pid, bounds) == [("c", outcomes[0][1])]
+
+
+def test_a_batch_abandoned_mid_render_never_answers_for_the_next_one() -> None:
+    bounds = RenderBounds(seconds=60, memory_bytes=64 * 1024 * 1024)
+    begun = start_bounded([("old", 200)] * 5, _child_pid, bounds)
+    begun.abandon()  # the worker's recording failed while this batch rendered
+    outcomes = run_bounded([("new", 0), ("newer", 0)], _child_pid, bounds)
+    assert [name for name, _ in outcomes] == ["new", "newer"]
 
 
 def test_a_worker_is_woken_once_per_batch_not_once_per_outcome() -> None:

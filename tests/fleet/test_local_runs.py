@@ -123,3 +123,15 @@ def test_farm_run_json_summary_and_exit_status(fleet_env: FleetEnv, catalog: Cat
     summary = json.loads(result.stdout)
     assert summary["counts"]["succeeded"] == 9 and summary["counts"]["failed"] == 2
     assert summary["state"] == "completed_with_failures"
+
+
+def test_the_pool_s_calls_take_every_job_once_in_order_shrinking_towards_the_end() -> None:
+    from farm.execution.local import MAX_CHUNK, job_chunks
+
+    queued = [(f"job-{index}", f"key-{index}") for index in range(101)]
+    chunks = job_chunks(queued, workers=2)
+    assert [job for chunk in chunks for job in chunk] == queued
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == MAX_CHUNK
+    assert sizes[-8:] == [1] * 8  # the workers' last calls are single jobs, so they end together
+    assert job_chunks(queued[:3], workers=2) == [[job] for job in queued[:3]]
