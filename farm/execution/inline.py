@@ -1,5 +1,6 @@
-"""The inline executor: a run's jobs run one after the other in this process (a Celery worker's
-qualification task renders its subject's jobs itself instead of queueing them behind it)."""
+"""The inline executor: a run's jobs run one after the other in this process, with ``run_jobs``
+(a Celery worker's qualification task renders its subject's jobs itself instead of queueing
+them behind it)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from farm.evidence.keys import Signer
-from farm.fleet.jobs import run_job
+from farm.fleet.jobs import run_jobs
 from farm.store.context import Storage
 
 
@@ -23,5 +24,5 @@ class InlineExecutor:
         """Nothing to check: the signer was loaded (and checked) when this worker started."""
 
     def __call__(self, jobs: Sequence[tuple[str, str]]) -> None:
-        for job_id, batch_key in jobs:
-            run_job(self.storage, self.signer, job_id, worker=self.worker, expected_batch_key=batch_key)
+        """The jobs in turn, each one's renders overlapping the previous one's recording."""
+        run_jobs(self.storage, self.signer, jobs, worker=self.worker)
