@@ -40,8 +40,9 @@ in one run:
   folder object store) per rendered target, object bytes per run, database bytes per target per
   run (the SQLite file, or ``pg_database_size`` for Celery);
 - how the local daemon run's jobs used the pool, from their rows: the seconds from the start of
-  planning to the first claim, jobs in parallel on average, and a worker's time between two of
-  its jobs (p50, p90 and its share of the jobs' span; ``daemon_jobs_in_parallel``,
+  planning to the first claim, workers holding a job on average (a worker holds its next job
+  while it records the last: the union of its jobs' spans counts), and a worker's time holding
+  none (p50, p90 and its share of the jobs' span; ``daemon_jobs_in_parallel``,
   ``daemon_gap_*``);
 - what the local daemon's full run and its no-change re-run wrote to storage, per target
   (``/proc/<pid>/io``'s ``write_bytes`` of the daemon and its pool: the database's log and its
@@ -711,10 +712,10 @@ def sqlite_bytes(home: Path) -> int:
 def job_timeline(home: Path) -> dict[str, float]:
     """How the jobs of the last run that had any used the pool, read from its rows in the SQLite
     database under ``home`` (``render_jobs``: when each was claimed and recorded, by which worker):
-    the seconds from the start of the run's planning to its first claim, how many jobs ran in
-    parallel on average, and the time a worker spent between two of its jobs (committing the
-    last, waiting for the write lock, the pool's round trip) as percentiles and as a share of the
-    jobs' span. Nothing where there is no such run."""
+    the seconds from the start of the run's planning to its first claim, how many workers held a
+    job on average, and the time a worker spent holding none (committing the last, waiting for
+    the write lock, the pool's round trip) as percentiles and as a share of the jobs' span.
+    Nothing where there is no such run."""
     import sqlite3
 
     def moment(text: str) -> float:
@@ -739,13 +740,14 @@ def job_timeline(home: Path) -> dict[str, float]:
     by_worker: dict[str, list[tuple[float, float]]] = {}
     for worker, started, finished in rows:
         by_worker.setdefault(worker, []).append((moment(started), moment(finished)))
-    jobs = [job for worker_jobs in by_worker.values() for job in worker_jobs]
+    # a worker holds its next job while it records the last (farm.fleet.jobs.run_jobs): its busy
+    # time is the union of its jobs' spans, and a gap is a hole in that union
+    busy = {worker: _union(sorted(worker_jobs)) for worker, worker_jobs in by_worker.items()}
+    jobs = [span for spans in busy.values() for span in spans]
     first, last = min(start for start, _ in jobs), max(end for _, end in jobs)
     span = max(last - first, 1e-9)
     gaps = sorted(
-        later[0] - earlier[1]
-        for worker_jobs in map(sorted, by_worker.values())
-        for earlier, later in itertools.pairwise(worker_jobs)
+        later[0] - earlier[1] for spans in busy.values() for earlier, later in itertools.pairwise(spans)
     )
 
     def percentile(share: float) -> float:
@@ -758,6 +760,17 @@ def job_timeline(home: Path) -> dict[str, float]:
         "gap_p90_ms": percentile(0.9),
         "gap_percent_of_span": round(100 * sum(gaps) / (span * len(by_worker)), 1),
     }
+
+
+def _union(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Sorted (start, end) spans merged where they overlap."""
+    merged: list[tuple[float, float]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 @contextmanager
@@ -1069,8 +1082,8 @@ def main() -> int:
         timeline = job_timeline(work / "daemon-home")
         if timeline:
             print(
-                f"  its jobs:                    {timeline['jobs_in_parallel']:.2f} in parallel, the first claimed "
-                f"{timeline['seconds_before_first_claim']:.2f} s after planning began; between a worker's jobs "
+                f"  its jobs:                    {timeline['jobs_in_parallel']:.2f} workers busy, the first claimed "
+                f"{timeline['seconds_before_first_claim']:.2f} s after planning began; a worker holding none "
                 f"p50 {timeline['gap_p50_ms']:.1f} ms, p90 {timeline['gap_p90_ms']:.1f} ms, "
                 f"{timeline['gap_percent_of_span']:.1f} % of their span"
             )
