@@ -173,9 +173,9 @@ def main() -> None:
 @functools.cache
 def _click_command() -> Command:
     """``app`` as a click command, built once per process. ``app()`` builds the command tree (and
-    each command module's, as it is looked up) anew at every call: about 40 ms of every command
-    the farm daemon serves, a third of a no-change ``farm run`` of 2,000 targets. The
-    commands keep no state between invocations (click makes a context for each). Typer's own
+    each command module's, as it is looked up) anew at every call: about 20 ms of every command
+    the farm daemon serves, a tenth of a no-change ``farm run`` of 2,000 targets (docs/performance.md).
+    The commands keep no state between invocations (click makes a context for each). Typer's own
     ``app()`` also installs its exception hook, which with pretty exceptions off prints what
     Python's does."""
     return typer.main.get_command(app)

@@ -13,7 +13,7 @@ the Celery task all call it). A job is one application and a batch of its target
    same transaction finishes the run when it was the last open job (PostgreSQL probes after the
    commit, ``farm.fleet.progress``).
 
-The job's transactions share one pooled connection, checked out once per job. ``run_jobs`` runs
+A job's transactions share one pooled connection, checked out once per call. ``run_jobs`` runs
 several jobs in turn (a call of the local pool), each job's renders overlapping the previous job's
 recording: the render child renders job N+1 while this process signs, stores and records job N.
 On SQLite, the claim and the recording wait their turn to write (``write_turn``).
@@ -117,6 +117,11 @@ def run_jobs(
     outcomes: list[JobOutcome] = []
     held: list[_Started] = []  # claimed by this worker, not recorded yet
     with storage.engine.connect() as connection:  # the jobs' transactions share one pooled connection
+
+        def record(started: _Started) -> None:
+            outcomes.append(_record(storage, signer, started, worker, connection))
+            held.remove(started)
+
         try:
             rendered: _Started | None = None
             for job_id, expected_batch_key in jobs:
@@ -124,8 +129,7 @@ def run_jobs(
                     rendered.store(storage.objects)
                 current = _begin(storage, job_id, expected_batch_key, worker, connection, held)
                 if rendered is not None:
-                    outcomes.append(_record(storage, signer, rendered, worker, connection))
-                    held.remove(rendered)
+                    record(rendered)
                 if current is None:
                     outcomes.append(JobOutcome(job_id, SKIPPED))
                     rendered = None
@@ -134,8 +138,7 @@ def run_jobs(
                     _collect(current)
                 rendered = current
             if rendered is not None:
-                outcomes.append(_record(storage, signer, rendered, worker, connection))
-                held.remove(rendered)
+                record(rendered)
         except BaseException as error:
             for started in held:
                 started.abandon()
@@ -158,8 +161,8 @@ class _Started:
 
     def store(self, objects: ObjectStore) -> None:
         """Start writing the job's outputs to the object store (``stored``), unless started."""
-        manifests = [output.manifests for output in self.batch.rendered.values()]
-        if self.stored is None and manifests:
+        if self.stored is None and self.batch.rendered:
+            manifests = [output.manifests for output in self.batch.rendered.values()]
             self.stored = _blob_writer().submit(put_manifests, objects, manifests)
 
     def wait_stored(self) -> None:
