@@ -134,6 +134,17 @@ class FarmSettings(BaseSettings):
             "a test run) on a shared broker."
         ),
     )
+    celery_jobs_per_message: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description=(
+            "Jobs a Celery message carries, at most. A worker renders each job of a message while "
+            "it records the one before, so its core does not wait for the database; the last "
+            "messages of a run carry fewer, so the workers finish together. `1`: a message per "
+            "job (a worker then renders and records in turn)."
+        ),
+    )
     worker_synchronous_commit: Literal["on", "off"] = Field(
         default="off",
         description=(

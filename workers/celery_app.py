@@ -1,8 +1,10 @@
-"""The Celery application: Redis broker, at-least-once delivery, one task per job id.
+"""The Celery application: Redis broker, at-least-once delivery, a few job ids per task.
 
 - ``acks_late`` + ``reject_on_worker_lost``: a message is acknowledged only after the job ran, so
   a worker killed mid-job leaves the message to be redelivered;
-- prefetch 1: a worker holds one message at a time, so a dead worker strands at most one job;
+- prefetch 1: a worker holds one message at a time (``FARM_CELERY_JOBS_PER_MESSAGE`` jobs at
+  most), so a dead worker strands at most one running job, and the jobs of its message it had
+  not claimed stay queued;
 - results are not stored: completion is counted in SQL;
 - on PostgreSQL a worker's commits do not wait for their flush (FARM_WORKER_SYNCHRONOUS_COMMIT,
   ``workers/tasks.py``): what a crash of the database server loses, the reconciler sends again;

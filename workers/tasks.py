@@ -14,10 +14,10 @@ from celery.signals import worker_process_init
 from farm.audit.service import scheduled_audit
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import KeyFileError, Signer, load_configured_signer
-from farm.execution.celery import QUALIFY_TASK, RENDER_TASK, CeleryQueue
+from farm.execution.celery import QUALIFY_TASK, RENDER_JOBS_TASK, RENDER_TASK, CeleryQueue
 from farm.execution.inline import InlineExecutor
 from farm.execution.naming import worker_name
-from farm.fleet.jobs import fail_job, give_up_job, run_job
+from farm.fleet.jobs import fail_job, give_up_job, run_jobs
 from farm.fleet.reconcile import reconcile
 from farm.settings import load_settings
 from farm.store.context import Storage, open_storage
@@ -62,36 +62,53 @@ def _warm_pool_process(**_: object) -> None:
         log.debug("pool process warm-up skipped", exc_info=True)
 
 
-@app.task(
-    bind=True,
-    name=RENDER_TASK,
-    autoretry_for=INFRASTRUCTURE_ERRORS,
-    retry_backoff=2,
-    retry_backoff_max=60,
-    retry_jitter=True,
-    max_retries=5,
-)
+_RETRIED = {
+    "autoretry_for": INFRASTRUCTURE_ERRORS,
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+
+
+@app.task(bind=True, name=RENDER_JOBS_TASK, **_RETRIED)
+def render_jobs(self: Task, jobs: list[list[str]]) -> list[str]:
+    """Run a message's jobs in turn, each rendering while the one before is recorded. The message
+    carries each job's id and the batch key it expects, nothing else."""
+    return _run_message(self, [(job_id, batch_key) for job_id, batch_key in jobs])
+
+
+@app.task(bind=True, name=RENDER_TASK, **_RETRIED)
 def render_job(self: Task, job_id: str, batch_key: str) -> str:
-    """Run one job. The message carries the job id and the batch key it expects, nothing else.
-    On the last retry's infrastructure error the job fails (it would otherwise stay queued); so
-    does a job this worker may not sign (its key missing or not trusted: keys fail closed)."""
+    """One job, as messages sent before ``farm.render_jobs`` carry it."""
+    return _run_message(self, [(job_id, batch_key)])[0]
+
+
+def _run_message(task: Task, jobs: list[tuple[str, str]]) -> list[str]:
+    """The jobs' outcomes. An infrastructure error gives back the claims this worker holds and
+    propagates, so Celery retries the message: the jobs recorded by then are skipped. On the last
+    retry's error the jobs still open fail (they would otherwise stay queued); so does every job
+    when this worker may not sign (its key missing or not trusted: keys fail closed)."""
     try:
         signer = _signer()
     except (EvidenceError, KeyFileError) as refused:
-        code = getattr(refused, "code", "keys.missing")
-        log.error("job %s refused: %s", job_id, refused)
-        fail_job(_storage(), job_id, code, f"the worker cannot sign: {refused}")
-        return "failed"
+        return [_refuse(job_id, refused) for job_id, _ in jobs]
     try:
-        outcome = run_job(
-            _storage(), signer, job_id, worker=worker_name("celery"), expected_batch_key=batch_key
-        )
+        outcomes = run_jobs(_storage(), signer, jobs, worker=worker_name("celery"))
     except INFRASTRUCTURE_ERRORS as error:
-        if self.request.retries >= (self.max_retries or 0):
-            with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends it then
-                give_up_job(_storage(), job_id, error)
+        if task.request.retries >= (task.max_retries or 0):
+            with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends them then
+                for job_id, _ in jobs:
+                    give_up_job(_storage(), job_id, error)
         raise
-    return outcome.state
+    return [outcome.state for outcome in outcomes]
+
+
+def _refuse(job_id: str, refused: EvidenceError | KeyFileError) -> str:
+    code = getattr(refused, "code", "keys.missing")
+    log.error("job %s refused: %s", job_id, refused)
+    fail_job(_storage(), job_id, code, f"the worker cannot sign: {refused}")
+    return "failed"
 
 
 @app.task(name="farm.reconcile")

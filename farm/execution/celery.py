@@ -1,8 +1,10 @@
 """The Celery executor's client side: sends jobs to the workers by task name.
 
-``CeleryQueue`` sends a job by task name (``farm.render_job``) with its id and batch key, nothing
-else, through a client made from the settings, so this library never imports the worker
-application in ``workers/``.
+``CeleryQueue`` sends a run's jobs by task name (``farm.render_jobs``), a few per message
+(``FARM_CELERY_JOBS_PER_MESSAGE``), each as its id and batch key, nothing else, through a client
+made from the settings, so this library never imports the worker application in ``workers/``.
+A worker runs a message's jobs with ``run_jobs``: each job renders while the one before is
+recorded. ``farm.render_job`` (one job) is still served, for messages sent before.
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from farm.execution.chunks import job_chunks
 from farm.identity.fingerprint import core_version, versioned_queue
 from farm.settings import BROKER_REQUIRED, FarmSettings, SettingsError
 
-RENDER_TASK = "farm.render_job"
+RENDER_TASK = "farm.render_job"  # one job: messages sent before farm.render_jobs
+RENDER_JOBS_TASK = "farm.render_jobs"
 QUALIFY_TASK = "farm.qualification.qualify"
 
 
 class CeleryQueue:
-    """Sends jobs to Celery workers by task name: (job id, batch key), nothing else."""
+    """Sends jobs to Celery workers by task name: (job id, batch key) pairs, nothing else."""
 
     def __init__(self, settings: FarmSettings, client: Any | None = None) -> None:
         if client is None:
@@ -30,6 +34,7 @@ class CeleryQueue:
             client.conf.update(task_serializer="json", broker_connection_retry_on_startup=True)
         self.client = client
         self.base_queue = settings.celery_queue
+        self.jobs_per_message = settings.celery_jobs_per_message
 
     @staticmethod
     def queue_name(settings: FarmSettings, version: str | None = None) -> str:
@@ -41,12 +46,19 @@ class CeleryQueue:
         return versioned_queue(self.base_queue, version or core_version())
 
     def __call__(self, jobs: Sequence[tuple[str, str]], version: str | None = None) -> None:
-        """Send one message per job to the queue of the core they were planned under (this
-        process's, unless ``version`` says otherwise); called after the planning transaction
-        committed."""
+        """Send the jobs, in order, a few per message (``message_jobs``), to the queue of the core
+        they were planned under (this process's, unless ``version`` says otherwise); called after
+        the planning transaction committed."""
         queue = self.queue_for(version)
-        for job_id, batch_key in jobs:
-            self.client.send_task(RENDER_TASK, args=(job_id, batch_key), queue=queue)
+        for message in self.message_jobs(jobs):
+            self.client.send_task(RENDER_JOBS_TASK, args=(message,), queue=queue)
+
+    def message_jobs(self, jobs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+        """The jobs cut into messages of at most ``FARM_CELERY_JOBS_PER_MESSAGE``, fewer towards the
+        end. How many workers consume the queue is not known here (asking the broker takes a
+        second): the messages shrink as if there were as many as a message carries jobs."""
+        most = self.jobs_per_message
+        return job_chunks(list(jobs), workers=most, most=most)
 
     def consumers(self, queue: str, timeout: float = 1.0) -> list[str] | None:
         """The workers that consume ``queue``, asked over the broker (Celery's remote control);

@@ -1,5 +1,5 @@
 """The local executor: a process pool (the embedded default) whose workers call ``run_jobs`` on a
-few jobs at a time (``job_chunks``).
+few jobs at a time (``farm.execution.chunks``).
 
 In the farm daemon the pool is resident (``keep_local_pool``): started once, kept across runs.
 """
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from farm.execution.chunks import job_chunks
 from farm.execution.naming import worker_name
 from farm.execution.warmup import forkserver_context
 from farm.fleet.interrupts import stop_if_requested
@@ -44,21 +45,6 @@ def _run_local(jobs: Sequence[tuple[str, str]]) -> list[str]:
         raise RuntimeError(_worker_state["error"])
     outcomes = run_jobs(_worker_state["storage"], _worker_state["signer"], jobs, worker=worker_name())
     return [outcome.state for outcome in outcomes]
-
-
-def job_chunks(jobs: Sequence[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
-    """The jobs in the order given, cut into the pool's calls: a call runs its jobs one after
-    another, each job's renders overlapping the previous one's recording (``run_jobs``), so a
-    longer call leaves fewer recordings uncovered; calls shrink towards the end of the run
-    (guided self-scheduling: a quarter of what is left per worker, at most ``MAX_CHUNK``) so the
-    workers still finish together."""
-    chunks: list[list[tuple[str, str]]] = []
-    start = 0
-    while start < len(jobs):
-        size = max(1, min(MAX_CHUNK, (len(jobs) - start) // (4 * max(1, workers))))
-        chunks.append(list(jobs[start : start + size]))
-        start += size
-    return chunks
 
 
 def run_local(
@@ -128,7 +114,7 @@ def _run_on(
     # register a waiter on every one of them at each wake-up (quadratic in a run's jobs)
     done: queue.SimpleQueue[Future] = queue.SimpleQueue()
     pending: set[Future] = set()
-    for chunk in job_chunks(jobs, pool._max_workers):  # noqa: SLF001 - the pool's size
+    for chunk in job_chunks(jobs, pool._max_workers, MAX_CHUNK):  # noqa: SLF001 - the pool's size
         future = pool.submit(_run_local, chunk)
         future.add_done_callback(done.put)
         pending.add(future)

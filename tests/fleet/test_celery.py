@@ -427,10 +427,29 @@ def test_a_celery_worker_without_helm_fails_the_chart_targets_saying_a_helm_bina
     assert all("the fleet workers run the helm on their PATH" in f["message"] for f in failures)
 
 
+def test_a_run_s_jobs_travel_a_few_per_message_and_each_is_recorded_once(
+    celery_farm: CeleryFarm, tmp_path: Path
+) -> None:
+    catalog = make_catalog(tmp_path / "catalog", apps=27)  # 27 jobs
+    celery_farm.env["FARM_CELERY_JOBS_PER_MESSAGE"] = "2"
+    celery_farm.start_worker()
+    summary = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery")
+    assert summary["state"] == "completed" and summary["counts"]["succeeded"] == 80, summary
+    jobs = celery_farm.jobs(summary["run_id"])
+    assert len(jobs) == 27 and {job.state for job in jobs} == {"succeeded"}
+    assert all(job.attempts == 1 for job in jobs)
+    received = re.findall(r"Task farm\.render_jobs\[[^\]]+\] received", celery_farm.worker_log(0))
+    # messages of two jobs while 16 or more are left (a quarter per worker, as if 2 workers), then one
+    assert len(received) == 6 + 15, celery_farm.worker_log(0)[-3000:]
+    verify = celery_farm.farm("verify", "--run", summary["run_id"])
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
 def test_a_worker_killed_mid_batch_loses_no_target_and_writes_no_output_twice(
     celery_farm: CeleryFarm, tmp_path: Path
 ) -> None:
     catalog = make_catalog(tmp_path / "catalog", apps=27)  # 27 x 3 clusters minus one excluded = 80
+    celery_farm.env["FARM_CELERY_JOBS_PER_MESSAGE"] = "2"  # the kill strands messages of two jobs too
     planned = celery_farm.farm_json("run", str(catalog.root), "--executor", "celery", "--no-wait")
     run_id = planned["run_id"]
     assert planned["counts"]["queued"] == 80
@@ -529,7 +548,7 @@ def test_a_worker_of_another_core_leaves_a_job_to_a_worker_of_its_planned_core(
     assert celery_farm.counts(run_id) == {"succeeded": 11}, celery_farm.describe(run_id)
     assert not [t.error_code for t in celery_farm.targets(run_id) if t.error_code]
     assert other.poll() is None, "the other core's worker must not have died"
-    assert "Task farm.render_job[" not in celery_farm.worker_log(0), "the other core's worker got a job"
+    assert "Task farm.render_job" not in celery_farm.worker_log(0), "the other core's worker got a job"
 
 
 def _free_port() -> int:

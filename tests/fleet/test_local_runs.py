@@ -4,6 +4,7 @@ on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sqlalchemy import func, select
 from typer.testing import CliRunner
@@ -126,12 +127,33 @@ def test_farm_run_json_summary_and_exit_status(fleet_env: FleetEnv, catalog: Cat
 
 
 def test_the_pool_s_calls_take_every_job_once_in_order_shrinking_towards_the_end() -> None:
-    from farm.execution.local import MAX_CHUNK, job_chunks
+    from farm.execution.chunks import job_chunks
+    from farm.execution.local import MAX_CHUNK
 
     queued = [(f"job-{index}", f"key-{index}") for index in range(101)]
-    chunks = job_chunks(queued, workers=2)
+    chunks = job_chunks(queued, workers=2, most=MAX_CHUNK)
     assert [job for chunk in chunks for job in chunk] == queued
     sizes = [len(chunk) for chunk in chunks]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] == MAX_CHUNK
     assert sizes[-8:] == [1] * 8  # the workers' last calls are single jobs, so they end together
-    assert job_chunks(queued[:3], workers=2) == [[job] for job in queued[:3]]
+    assert job_chunks(queued[:3], workers=2, most=MAX_CHUNK) == [[job] for job in queued[:3]]
+
+
+def test_celery_messages_carry_at_most_the_set_number_of_jobs_in_order_single_ones_at_the_end(
+    tmp_path: Path,
+) -> None:
+    from farm.execution.celery import CeleryQueue
+    from farm.settings import load_settings
+
+    queued = [(f"job-{index}", f"key-{index}") for index in range(101)]
+    settings = load_settings(home=tmp_path, celery_jobs_per_message=4, broker_url="redis://127.0.0.1:1/0")
+    messages = CeleryQueue(settings).message_jobs(queued)
+    assert [job for message in messages for job in message] == queued
+    sizes = [len(message) for message in messages]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 4
+    # a quarter of what is left per worker, as if 4 workers: one job a message once fewer than 32
+    # are left, so the workers end together
+    left = [len(queued) - sum(sizes[:index]) for index in range(len(sizes))]
+    assert [size for size, remaining in zip(sizes, left, strict=True) if remaining < 32] == [1] * 30
+    one_each = load_settings(home=tmp_path, celery_jobs_per_message=1, broker_url="redis://127.0.0.1:1/0")
+    assert CeleryQueue(one_each).message_jobs(queued) == [[job] for job in queued]
