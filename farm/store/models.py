@@ -291,9 +291,10 @@ class RenderTarget(Base):
             "selection",
             name="uq_render_jobs_run_id_application_cluster_profile_selection",
         ),
+        # no (application, cluster_profile) index: a target's rows across runs are read run by run,
+        # through this unique index (revision 0022: each run wrote a random page of it)
         CheckConstraint(_in_values("state", JobState), name="state"),
         Index("ix_render_targets_run_id_state", "run_id", "state"),
-        Index("ix_render_targets_application_cluster_profile", "application", "cluster_profile"),
         # a cached target has no job: only rows with one are indexed (a no-change run adds none)
         Index(
             "ix_render_targets_job_id",

@@ -101,7 +101,13 @@ def target_history(
     statement = (
         select(FleetRun, RenderTarget)
         .join(RenderTarget, RenderTarget.run_id == FleetRun.id)
-        .where(RenderTarget.application == application, RenderTarget.cluster_profile == cluster)
+        .where(
+            # read run by run: a probe of the unique (run, application, ClusterProfile, selection)
+            # index per run, where SQLite's planner would otherwise scan the table (revision 0022)
+            RenderTarget.run_id.in_(select(FleetRun.id)),
+            RenderTarget.application == application,
+            RenderTarget.cluster_profile == cluster,
+        )
     )
     statement = keyset_page(statement, RUN_ORDERINGS[sort], after, limit)
     return [

@@ -804,10 +804,13 @@ def jobs_of_run(session: Session, run_id: str) -> list[RenderJob]:
 
 
 def latest_output_digest(session: Session, application: str, cluster: str) -> str | None:
-    """The output of the most recently finished target (application, cluster) that has one."""
+    """The output of the most recently finished target (application, cluster) that has one. Read
+    run by run: each run's rows of the target are found through its unique (run, application,
+    ClusterProfile, selection) index, as no index leads with the application (revision 0022)."""
     return session.scalar(
         select(RenderTarget.output_digest)
         .where(
+            RenderTarget.run_id.in_(select(FleetRun.id)),  # a probe per run, not a scan of the table
             RenderTarget.application == application,
             RenderTarget.cluster_profile == cluster,
             RenderTarget.output_digest.is_not(None),
