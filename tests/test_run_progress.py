@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +28,9 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _farm_run(home: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _farm_run(home: Path, *extra: str, catalog: Path = EXAMPLES) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "farm", "run", str(EXAMPLES), "--processes", "1", *extra],
+        [sys.executable, "-m", "farm", "run", str(catalog), "--processes", "1", *extra],
         env=_env(home),
         capture_output=True,
         text=True,
@@ -37,19 +38,37 @@ def _farm_run(home: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _longer_fleet(root: Path, copies: int) -> tuple[Path, int]:
+    """The example fleet with ``copies`` more copies of one application (each renders for the two
+    production clusters), so a run lasts several progress intervals; the folder and its targets."""
+    shutil.copytree(EXAMPLES, root)
+    app = (EXAMPLES / "applications" / "docs-site" / "app.yaml").read_text()
+    for index in range(copies):
+        folder = root / "applications" / f"docs-site-{index}"
+        folder.mkdir()
+        (folder / "app.yaml").write_text(app.replace("name: docs-site", f"name: docs-site-{index}", 1))
+    return root, 31 + 2 * copies
+
+
 @pytest.mark.timeout(300)
 def test_farm_run_off_a_terminal_prints_a_progress_line_as_jobs_finish(tmp_path: Path) -> None:
-    result = _farm_run(tmp_path / ".farm", "--progress-every", "0.1")
+    catalog, total = _longer_fleet(tmp_path / "fleet", copies=80)
+    result = _farm_run(tmp_path / ".farm", "--progress-every", "0.1", catalog=catalog)
     assert result.returncode == 0, result.stderr
     lines = [LINE.match(line) for line in result.stderr.splitlines()]
     assert lines and all(lines), result.stderr
     done = [int(line["done"]) for line in lines if line]
     assert done == sorted(done)
-    assert done[0] == 0 and done[-1] == 31
-    assert any(0 < count < 31 for count in done), result.stderr  # seen while the run was going on
+    assert done[0] == 0 and done[-1] == total
+    assert any(0 < count < total for count in done), result.stderr  # seen while the run was going on
     last = lines[-1]
     assert last is not None
-    assert (last["total"], last["rendered"], last["cached"], last["failed"]) == ("31", "31", "0", "0")
+    assert (last["total"], last["rendered"], last["cached"], last["failed"]) == (
+        str(total),
+        str(total),
+        "0",
+        "0",
+    )
     assert "targets/s, ETA" in last["pace"]
     assert result.stdout.startswith(f"run {last['run']}: completed\n")
 
