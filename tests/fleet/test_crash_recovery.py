@@ -29,7 +29,10 @@ from farm.store.runs import claim_job
 from .conftest import Catalog, FleetEnv, make_catalog
 
 FARM = [sys.executable, "-m", "farm"]
-APPS = 12
+# jobs enough (a job per application) that a run is still at work after the few jobs each test
+# waits for, with what the pool has queued: with a dozen, a loaded machine finished the run
+# before the kill landed (or before its pool's workers were looked for)
+APPS = 60
 TARGETS = APPS * 3 - 1  # every app on three clusters, one pair excluded
 
 pytestmark = pytest.mark.timeout(300)
