@@ -97,8 +97,8 @@ def _run_message(task: Task, jobs: list[tuple[str, str]]) -> list[str]:
         outcomes = run_jobs(_storage(), signer, jobs, worker=worker_name("celery"))
     except INFRASTRUCTURE_ERRORS as error:
         if task.request.retries >= (task.max_retries or 0):
-            with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends them then
-                for job_id, _ in jobs:
+            for job_id, _ in jobs:  # each on its own: one that cannot be failed leaves the rest to fail
+                with contextlib.suppress(*INFRASTRUCTURE_ERRORS):  # the reconciler re-sends it then
                     give_up_job(_storage(), job_id, error)
         raise
     return [outcome.state for outcome in outcomes]

@@ -58,7 +58,7 @@ class CeleryQueue:
         end. How many workers consume the queue is not known here (asking the broker takes a
         second): the messages shrink as if there were as many as a message carries jobs."""
         most = self.jobs_per_message
-        return job_chunks(list(jobs), workers=most, most=most)
+        return job_chunks(jobs, workers=most, most=most)
 
     def consumers(self, queue: str, timeout: float = 1.0) -> list[str] | None:
         """The workers that consume ``queue``, asked over the broker (Celery's remote control);

@@ -1,7 +1,8 @@
 """Running one job: claim it, render each of its targets, sign, store the batch, record it.
 
-``run_job`` is the only way anything in the farm renders (the CLI's run, the local executor and
-the Celery task all call it). A job is one application and a batch of its targets:
+``run_jobs`` (``run_job`` for one) is the only way anything in the farm renders (the local
+executor, the inline one and the Celery tasks all call it). A job is one application and a batch
+of its targets:
 
 1. the claim (one short transaction) returns the targets not recorded yet, each with what the
    action and failure caches hold for its key, so a re-delivered batch skips its twin's work;
