@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,29 +64,27 @@ def _farm(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*FARM, *args], env=env, capture_output=True, text=True, timeout=240)
 
 
-def _jobs_done(home: Path) -> tuple[str | None, int]:
-    """The run recorded in ``home`` and how many jobs have finished (None: no run yet)."""
-    storage = open_storage(load_settings(home=home))
-    try:
-        with read_scope(storage.sessions) as session:
+@contextmanager
+def _held_after_jobs(storage: Storage, at_least: int, process: subprocess.Popen) -> Iterator[str]:
+    """The id of the run in the home once ``at_least`` of its jobs have finished, and fewer than all.
+
+    The block runs while this test holds the database's write lock: the run can neither record
+    another job nor complete until it ends, so a kill inside it always lands mid-run. Polls take
+    the lock for a moment each, which the run's writers wait out on their busy timeout."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        with session_scope(storage.sessions) as session:  # BEGIN IMMEDIATE: the write lock
             run_id = session.scalar(select(models.FleetRun.id))
             done = session.scalar(
                 select(func.count()).where(models.RenderJob.state == models.JobState.SUCCEEDED.value)
             )
-        return run_id, int(done or 0)
-    finally:
-        storage.close()
-
-
-def _wait_for_jobs(home: Path, at_least: int, process: subprocess.Popen) -> str:
-    """The id of the run in ``home`` once ``at_least`` of its jobs have finished."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        run_id, done = _jobs_done(home)
-        if run_id is not None and done >= at_least:
-            return run_id
-        time.sleep(0.05)
-    raise AssertionError(f"no run in {home} finished {at_least} jobs (exit status {process.poll()})")
+            jobs = session.scalar(select(func.count()).select_from(models.RenderJob))
+            if run_id is not None and done >= at_least:
+                assert done < jobs, f"the run finished all its {jobs} jobs before the test could hold it"
+                yield run_id
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"no run finished {at_least} jobs (exit status {process.poll()})")
 
 
 def _children(pid: int) -> list[int]:
@@ -140,9 +139,9 @@ def test_a_killed_farm_run_is_shown_interrupted_and_the_next_run_finishes_it(
     process = subprocess.Popen(
         [*FARM, "run", str(catalog.root), "--json", "--processes", "1"], env=env, stdout=log, stderr=log
     )
-    run_id = _wait_for_jobs(home, 3, process)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    with _held_after_jobs(storage, 3, process) as run_id:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
     assert [(run["id"], run["state"]) for run in _runs(env)] == [(run_id, "interrupted")]
     status = _farm(env, "status", run_id, "--json")
     assert json.loads(status.stdout)["state"] == "interrupted"
@@ -167,10 +166,10 @@ def test_a_killed_pool_worker_does_not_stop_the_run(
         stderr=subprocess.PIPE,
         text=True,
     )
-    run_id = _wait_for_jobs(home, 2, process)
-    workers = [worker for server in _children(process.pid) for worker in _children(server)]
-    assert workers, "the pool's workers were not found"
-    os.kill(workers[0], signal.SIGKILL)
+    with _held_after_jobs(storage, 2, process) as run_id:
+        workers = [worker for server in _children(process.pid) for worker in _children(server)]
+        assert workers, "the pool's workers were not found"
+        os.kill(workers[0], signal.SIGKILL)
     out, err = process.communicate(timeout=240)
     assert "Traceback" not in err and "BrokenProcessPool" not in err, err
     assert process.returncode == 0, err
@@ -195,8 +194,8 @@ def test_a_killed_daemon_s_run_is_finished_by_the_next_farm_run(
         text=True,
     )
     try:
-        run_id = _wait_for_jobs(home, 3, client)
-        os.kill(daemon, signal.SIGKILL)
+        with _held_after_jobs(storage, 3, client) as run_id:
+            os.kill(daemon, signal.SIGKILL)
         _, err = client.communicate(timeout=240)
     finally:
         if client.poll() is None:
