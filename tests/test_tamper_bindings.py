@@ -70,10 +70,52 @@ def name(row: sqlite3.Row) -> str:
     return f"target {row['application']}/{row['cluster_profile']} ({row['id']}) of run {row['run_id']}"
 
 
+def verify_run(run_id: str) -> Result:
+    return CliRunner().invoke(cli, ["verify", "--run", run_id])
+
+
 def test_an_untouched_home_after_good_runs_verifies_clean(home: Path) -> None:
     result = verify_all()
     assert result.exit_code == 0, result.output
     assert ", 0 failure(s)" in result.output
+    with database(home) as connection:
+        runs = [row[0] for row in connection.execute("SELECT id FROM fleet_runs")]
+    assert len(runs) == 2
+    for run_id in runs:
+        result = verify_run(run_id)
+        assert result.exit_code == 0, result.output
+        assert ", 0 failure(s)" in result.output
+
+
+def test_two_cache_hits_swapped_fail_verify_of_their_run_naming_both_rows(home: Path) -> None:
+    """A no-change target's row names an output it did not render, and the index of the rows
+    naming an output holds only the rows that rendered it: ``--run`` binds the run's cache hits."""
+    columns = ("output_digest", "action_key", "request_digest", "request_pack")
+    with database(home) as connection:
+        targets = latest_targets(connection)
+        first = next(row for row in targets if row["application"] == "app-0")
+        second = next(row for row in targets if row["application"] == "app-2")
+        assert (first["state"], second["state"]) == ("cached", "cached")
+        for row, other in ((first, second), (second, first)):
+            connection.execute(
+                f"UPDATE render_targets SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+                (*(other[c] for c in columns), row["id"]),
+            )
+    result = verify_run(first["run_id"])
+    assert result.exit_code == 1, result.output
+    for row, other in ((first, second), (second, first)):
+        assert f"FAIL binding.target_mismatch: output {other['output_digest']}: {name(row)}" in result.output
+    assert result.output.count("FAIL") == 2, result.output
+
+
+def test_a_cache_hit_whose_request_digest_alone_was_changed_fails_verify_of_its_run(home: Path) -> None:
+    with database(home) as connection:
+        row = next(row for row in latest_targets(connection) if row["state"] == "cached")
+        connection.execute("UPDATE render_targets SET request_digest = ? WHERE id = ?", ("f" * 64, row["id"]))
+    for result in (verify_run(row["run_id"]), verify_all()):
+        assert result.exit_code == 1, result.output
+        assert f"FAIL binding.target_mismatch: output {row['output_digest']}: {name(row)}" in result.output
+        assert f"request digest (row '{'f' * 64}'" in result.output
 
 
 def test_swapping_the_whole_binding_of_two_targets_of_different_applications_fails_naming_both_rows(
@@ -84,6 +126,7 @@ def test_swapping_the_whole_binding_of_two_targets_of_different_applications_fai
         targets = latest_targets(connection)
         first = next(row for row in targets if row["application"] == "app-0")
         second = next(row for row in targets if row["application"] == "app-2")
+        assert (first["state"], second["state"]) == ("cached", "cached")  # bound from the rows' side
         for row, other in ((first, second), (second, first)):
             connection.execute(
                 f"UPDATE render_targets SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",

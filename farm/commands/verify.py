@@ -1,7 +1,8 @@
 """``farm verify``: check stored outputs against their blobs and signed provenance.
 
 For each output: its blob hashes to its digest, an envelope signed by a trusted key vouches for it,
-and the statement's subject is that digest. Every failure is printed as
+and the statement's subject is that digest. ``--run`` also binds each of the run's cache hits to a
+statement about the output it names (the rows that rendered an output are bound by its checks). Every failure is printed as
 ``FAIL <code>: <what>: <why>``; the exit status is 1 if there is any.
 
 ``--all`` runs every check kind of ``farm.verification.registry.CHECKS`` over the whole store (an
@@ -71,6 +72,10 @@ def verify_command(
                 run = resolve_run(opened, run, "--run")
             digests, failures = _select(session, run, output)
             failures += audit.verify_outputs(session, opened.objects, trusted, digests)
+            if run is not None:  # the rows that rendered an output are its own checks'; the hits too
+                hits = audit.cache_hits_of_run(session, run)
+                for _, found in audit.cache_hit_findings(session, opened.objects, trusted, hits):
+                    failures += found
     if all_outputs:
         _report_all(summary, as_json)
     else:

@@ -14,11 +14,16 @@ Verification of one output checks, and names as a ``Failure`` when wrong:
   the recorded one; a batch record's key is the reference to that subject
   (``evidence.reference_mismatch``). A batch envelope is checked once while it stays in the
   bounded ``EnvelopeCache``;
-- every target row pointing at the output is one a statement about it names: application,
+- every target row that rendered the output is one a statement about it names: application,
   cluster, selection, request digest and action key (``binding.target_mismatch``, naming the row
   and what differs); every action-cache entry's key is the one signed in the statement of the
   evidence record it names (``binding.cache_mismatch``). Swapping the whole binding of two targets
   (output, key, request and pack together) fails, because each statement names its target.
+
+A cache hit (a row naming an output it did not render) is bound the same way from the rows'
+side, by ``cache_hit_findings``: ``farm verify --run`` checks the run's hits, ``--all`` every hit.
+Only the rows that rendered an output are indexed by it (revision 0023), so a no-change run, all
+cache hits, writes no entry to that index.
 
 The sweep lists rows first and blobs second: a blob is always written before its row, so a row
 seen by the sweep has its blob in the later listing unless the blob is really gone.
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from farm.evidence.batch import subject_reference
@@ -40,6 +45,7 @@ from farm.evidence.provenance import RenderProvenance
 from farm.evidence.verify import EnvelopeCache, Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
+    RENDERED_TARGET,
     ActionCacheEntry,
     CatalogSnapshot,
     EvidenceRecord,
@@ -51,7 +57,7 @@ from farm.store.models import (
 )
 from farm.store.objects import BlobCorruptError, BlobInfo, BlobMissingError, ObjectStore
 from farm.store.outputs import batch_envelopes, evidence_envelope
-from farm.store.runs import among, targets_of_run
+from farm.store.runs import among, chunks, targets_of_run
 from farm.store.snapshots import manifest_references
 
 PAGE = 250  # evidence records per page of ``check_every_output``: its outputs' rows are held with it
@@ -188,7 +194,7 @@ def _check_outputs(
 @dataclass
 class _OutputRows:
     """The rows pointing at one output: its evidence records (oldest first) with the batch envelopes
-    they name, the action-cache rows and the target rows (by id)."""
+    they name, the action-cache rows and the target rows that rendered it (by id)."""
 
     records: list[EvidenceRecord] = field(default_factory=list)
     envelopes: dict[str, bytes] = field(default_factory=dict)
@@ -209,22 +215,26 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
     for entry in session.scalars(entries.order_by(ActionCacheEntry.action_key)):
         rows[entry.output_digest].entries.append(entry)
     targets = (
-        select(
-            RenderTarget.id,
-            RenderTarget.run_id,
-            RenderTarget.application,
-            RenderTarget.cluster_profile,
-            RenderTarget.selection,
-            RenderTarget.request_digest,
-            RenderTarget.action_key,
-            RenderTarget.output_digest,
-        )
-        .where(among(session, RenderTarget.output_digest, digests))
+        select(*_BINDING_COLUMNS)
+        .where(among(session, RenderTarget.output_digest, digests), text(RENDERED_TARGET))
         .order_by(RenderTarget.id)
     )
     for target in session.execute(targets):
         rows[target.output_digest].targets.append(target)
     return rows
+
+
+# what binds a target row to a statement about its output (``_check_bindings``), and names the row
+_BINDING_COLUMNS = (
+    RenderTarget.id,
+    RenderTarget.run_id,
+    RenderTarget.application,
+    RenderTarget.cluster_profile,
+    RenderTarget.selection,
+    RenderTarget.request_digest,
+    RenderTarget.action_key,
+    RenderTarget.output_digest,
+)
 
 
 def _check_output_rows(
@@ -265,16 +275,7 @@ def _check_bindings(
     on its own); when no statement of the output decodes, the output already fails and its rows
     are not compared.
     """
-    statements = [(record, provenance) for record, provenance in checked if provenance is not None]
-    failures: list[Failure] = []
-    if statements:
-        signed = {tuple(_signed_fields(provenance).values()) for _, provenance in statements if provenance}
-        for row in targets:
-            if _signed_exactly(row, signed):
-                continue
-            differences = _closest_differences(row, statements)
-            if differences is not None:
-                failures.append(_target_mismatch(target, row, differences))
+    failures = [failure for _, failure in _unbound_targets(targets, checked, target)]
     signed_keys = {
         record.id: provenance.action_key if provenance is not None else record.action_key
         for record, provenance in checked
@@ -291,6 +292,25 @@ def _check_bindings(
                 )
             )
     return failures
+
+
+def _unbound_targets(
+    targets: list[Any], checked: list[tuple[EvidenceRecord, RenderProvenance | None]], target: str
+) -> list[tuple[Any, Failure]]:
+    """Each target row no statement among ``checked`` names, with its failure (none when no
+    statement decodes: the output fails on its own)."""
+    statements = [(record, provenance) for record, provenance in checked if provenance is not None]
+    if not statements:
+        return []
+    signed = {tuple(_signed_fields(provenance).values()) for _, provenance in statements if provenance}
+    unbound = []
+    for row in targets:
+        if _signed_exactly(row, signed):
+            continue
+        differences = _closest_differences(row, statements)
+        if differences is not None:
+            unbound.append((row, _target_mismatch(target, row, differences)))
+    return unbound
 
 
 def _target_fields(row: Any) -> dict[str, str | None]:
@@ -433,6 +453,107 @@ def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], ta
     ]
 
 
+CACHE_HIT_PAGE = 2_000  # cache hits bound per page of ``cache_hit_findings``
+
+
+def cache_hit_findings(
+    session: Session,
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    hits: Iterable[Any],
+    cache: EnvelopeCache | None = None,
+) -> Iterator[tuple[Any, list[Failure]]]:
+    """(row, failures) for each cache hit among ``hits`` (rows of ``_BINDING_COLUMNS``): a target
+    row that names an output it did not render is bound as a rendered row is (``_check_bindings``).
+
+    The index that finds the rows naming an output holds only the rows that rendered it (revision
+    0023: a no-change run wrote an entry per target), so cache hits are bound from the rows, a page
+    at a time: a hit with the very fields of a row that rendered its output is bound through that
+    row, whose own binding ``check_output`` checks; any other is compared with the statements about
+    its output, and fails ``binding.target_mismatch`` unless one names it."""
+    cache = cache or EnvelopeCache()
+    page: list[Any] = []
+    for hit in hits:
+        page.append(hit)
+        if len(page) == CACHE_HIT_PAGE:
+            yield from _bind_cache_hits(session, objects, trusted, page, cache)
+            page = []
+    if page:
+        yield from _bind_cache_hits(session, objects, trusted, page, cache)
+
+
+def _bind_cache_hits(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, hits: list[Any], cache: EnvelopeCache
+) -> Iterator[tuple[Any, list[Failure]]]:
+    digests = list(dict.fromkeys(hit.output_digest for hit in hits))
+    rendered: set[tuple[Any, ...]] = set()
+    for chunk in chunks(digests):
+        found = session.execute(
+            select(*_BINDING_COLUMNS).where(
+                among(session, RenderTarget.output_digest, chunk), text(RENDERED_TARGET)
+            )
+        )
+        rendered.update(_bound_fields(row) for row in found)
+    unmatched: dict[str, list[Any]] = {}
+    for hit in hits:
+        if hit.request_digest is None or _bound_fields(hit) not in rendered:
+            unmatched.setdefault(hit.output_digest, []).append(hit)
+    failures = _bind_to_statements(session, objects, trusted, unmatched, cache) if unmatched else {}
+    for hit in hits:
+        yield hit, failures.get(hit.id, [])
+
+
+def _bound_fields(row: Any) -> tuple[Any, ...]:
+    """What a statement binds of a target row (``_signed_fields``), and the output it names."""
+    return (*_target_fields(row).values(), row.output_digest)
+
+
+def _bind_to_statements(
+    session: Session,
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    hits: dict[str, list[Any]],
+    cache: EnvelopeCache,
+) -> dict[str, list[Failure]]:
+    """The binding failures of each row of ``hits`` (output digest → rows naming it), by row id."""
+    records = list(
+        session.scalars(
+            select(EvidenceRecord)
+            .where(among(session, EvidenceRecord.subject_digest, list(hits)))
+            .order_by(EvidenceRecord.id)
+        )
+    )
+    envelopes = batch_envelopes(session, records)
+    for record in records:  # read once: kept out of the identity map, which would grow page by page
+        session.expunge(record)
+    failures: dict[str, list[Failure]] = {}
+    for digest, rows in hits.items():
+        checked = [
+            (record, _verify_record(objects, trusted, record, digest, envelopes, cache)[0])
+            for record in records
+            if record.subject_digest == digest
+        ]
+        for row, failure in _unbound_targets(rows, checked, f"output {digest}"):
+            failures.setdefault(row.id, []).append(failure)
+    return failures
+
+
+def cache_hits_of_run(session: Session, run_id: str) -> Iterator[Any]:
+    """The run's cache hits (cached targets with an output), as ``cache_hit_findings`` reads them."""
+    return iter(
+        session.execute(
+            select(*_BINDING_COLUMNS)
+            .where(
+                RenderTarget.run_id == run_id,
+                RenderTarget.state == JobState.CACHED.value,
+                RenderTarget.error_code.is_(None),
+                RenderTarget.output_digest.is_not(None),
+            )
+            .order_by(RenderTarget.id)
+        ).all()
+    )
+
+
 def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failure]]:
     """The output digests of a run's targets, and failures for targets that should have one."""
     if session.get(FleetRun, run_id) is None:
@@ -455,62 +576,74 @@ def outputs_of_run(session: Session, run_id: str) -> tuple[list[str], list[Failu
     return digests, failures
 
 
-def target_row_findings(session: Session) -> Iterator[Failure | None]:
-    """Every target row's state and error agree with what backs them (``farm verify --all``).
+def target_row_findings(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners
+) -> Iterator[Failure | None]:
+    """Every target row's state and error agree with what backs them, and each cache hit is bound
+    to its output (``farm verify --all``): one finding per row, None when it passes.
 
     A row pointing at an output is a success: ``succeeded`` or ``cached`` with no error
     (``target.state_mismatch``); a success without an output is ``target.output_missing``; a cached
-    failure is backed by the failure cache row of its action key with the same code. A target that
-    failed in its own run is not signed and cannot be checked here (docs/errors.md says so).
+    failure is backed by the failure cache row of its action key with the same code. A cache hit
+    is bound by ``cache_hit_findings`` (a row that rendered its output is bound by its output's
+    checks). A target that failed in its own run is not signed and cannot be checked here
+    (docs/errors.md says so).
     """
     rows = session.execute(
         select(
-            RenderTarget.id,
-            RenderTarget.run_id,
-            RenderTarget.application,
-            RenderTarget.cluster_profile,
-            RenderTarget.selection,
-            RenderTarget.action_key,
+            *_BINDING_COLUMNS,
             RenderTarget.state,
             RenderTarget.error_code,
-            RenderTarget.output_digest,
-            FailedAction.error_code,
+            FailedAction.error_code.label("cached_code"),
         )
         .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
         .order_by(RenderTarget.id)
-        .execution_options(yield_per=2000)
+        .execution_options(yield_per=CACHE_HIT_PAGE)
     )
-    successes = (JobState.SUCCEEDED.value, JobState.CACHED.value)
-    for target_id, run_id, application, cluster, selection, key, state, code, output, cached_code in rows:
-        name = f"{application}/{cluster}" + (f"/{selection}" if selection else "")
-        where = f"target {name} ({target_id}) of run {run_id}"
-        if output is not None and (state not in successes or code is not None):
-            yield (
-                Failure(
-                    "target.state_mismatch",
-                    where,
-                    f"state {state!r} with error {code!r}, yet it points at output {output}: a target"
-                    " with an output succeeded",
-                )
-            )
-        elif output is None and state in successes and code is None:
-            yield Failure("target.output_missing", where, f"{state} target has no output digest")
-        elif state == JobState.CACHED.value and code is not None and cached_code != code:
-            yield (
-                Failure(
-                    "target.state_mismatch",
-                    where,
-                    f"cached failure {code!r}, but the failure cache holds "
-                    + (f"{cached_code!r}" if cached_code else "nothing")
-                    + f" for its action key {key}",
-                )
-            )
+    hits: list[Any] = []
+    cache = EnvelopeCache()
+    for row in rows:
+        if row.state == JobState.CACHED.value and row.error_code is None and row.output_digest is not None:
+            hits.append(row)
+            if len(hits) == CACHE_HIT_PAGE:
+                yield from _hit_findings(session, objects, trusted, hits, cache)
+                hits = []
         else:
-            yield None
+            yield _row_state_finding(row)
+    yield from _hit_findings(session, objects, trusted, hits, cache)
 
 
-def check_target_rows(session: Session) -> list[Failure]:
-    return [failure for failure in target_row_findings(session) if failure is not None]
+def _hit_findings(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, hits: list[Any], cache: EnvelopeCache
+) -> Iterator[Failure | None]:
+    for _, failures in cache_hit_findings(session, objects, trusted, hits, cache):
+        yield from failures or [None]
+
+
+def _row_state_finding(row: Any) -> Failure | None:
+    """A target row's state and error against its output and the failure cache (not a cache hit)."""
+    state, code, output, key = row.state, row.error_code, row.output_digest, row.action_key
+    name = f"{row.application}/{row.cluster_profile}" + (f"/{row.selection}" if row.selection else "")
+    where = f"target {name} ({row.id}) of run {row.run_id}"
+    successes = (JobState.SUCCEEDED.value, JobState.CACHED.value)
+    if output is not None and (state not in successes or code is not None):
+        return Failure(
+            "target.state_mismatch",
+            where,
+            f"state {state!r} with error {code!r}, yet it points at output {output}: a target"
+            " with an output succeeded",
+        )
+    if output is None and state in successes and code is None:
+        return Failure("target.output_missing", where, f"{state} target has no output digest")
+    if state == JobState.CACHED.value and code is not None and row.cached_code != code:
+        return Failure(
+            "target.state_mismatch",
+            where,
+            f"cached failure {code!r}, but the failure cache holds "
+            + (f"{row.cached_code!r}" if row.cached_code else "nothing")
+            + f" for its action key {key}",
+        )
+    return None
 
 
 def all_outputs(session: Session) -> list[str]:

@@ -11,8 +11,8 @@ from farm.verification.findings import Context, Finding
 
 
 def outputs(context: Context) -> Iterator[Finding]:
-    """Each output: blob intact and of its recorded size, signed by a trusted key, every target and
-    cache row pointing at it bound to a statement about it (``farm.store.audit.check_output``'s
+    """Each output: blob intact and of its recorded size, signed by a trusted key, every target row
+    that rendered it and cache row pointing at it bound to a statement about it (``farm.store.audit.check_output``'s
     checks, a keyset page of outputs at a time)."""
     for digest, failures in audit.check_every_output(
         context.session, context.storage.objects, context.trusted
@@ -21,8 +21,8 @@ def outputs(context: Context) -> Iterator[Finding]:
 
 
 def targets(context: Context) -> Iterator[Finding]:
-    """Each target row's state and error against what backs them."""
-    for failure in audit.target_row_findings(context.session):
+    """Each target row's state and error against what backs them; each cache hit bound to its output."""
+    for failure in audit.target_row_findings(context.session, context.storage.objects, context.trusted):
         yield Finding("target row", failure)
 
 
