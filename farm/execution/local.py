@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import queue
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -16,19 +18,22 @@ from farm.execution.chunks import job_chunks
 from farm.execution.naming import worker_name
 from farm.execution.warmup import forkserver_context
 from farm.fleet.interrupts import stop_if_requested
+from farm.fleet.owners import owner_is_gone, process_owner
 from farm.settings import FarmSettings
 
 _CHECK_SECONDS = 0.2  # how often a run on the local pool looks for a stop request
+_OWNER_CHECK_SECONDS = 1.0  # how often a pool worker looks for its pool's owner
 POOL_ATTEMPTS = 2  # a pool broken this many times in one run fails the jobs it has not finished
 MAX_CHUNK = 8  # jobs per call of a pool worker, at most
 _worker_state: dict = {}
 
 
-def _init_local_worker(settings: FarmSettings) -> None:
+def _init_local_worker(settings: FarmSettings, owner: str) -> None:
     from farm.evidence.keys import load_configured_signer
     from farm.logs import configure_json_logging_if_asked
     from farm.store.context import open_storage
 
+    _leave_with(owner)
     configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
     try:
@@ -36,6 +41,23 @@ def _init_local_worker(settings: FarmSettings) -> None:
         _worker_state["signer"] = load_configured_signer(settings)
     except Exception as exc:  # noqa: BLE001 - raised by each job: one message, not a child's traceback
         _worker_state["error"] = f"the local render worker could not start: {exc}"
+
+
+def _leave_with(owner: str) -> None:
+    """End this pool worker once the pool's owner (``farm run``, the daemon) is gone.
+
+    A worker holds both ends of its pool's call queue, so it never reads the end of it: a ``kill
+    -9`` of the owner left its workers waiting for a job forever, and with them their render
+    children and the forkserver (which lives while a process it started holds its pipe). A
+    thread looks for the owner in the process table every second; the job a worker held then is
+    the next run's to recover, as for any crash."""
+
+    def watch() -> None:
+        while not owner_is_gone(owner):
+            time.sleep(_OWNER_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="farm-owner-watch", daemon=True).start()
 
 
 def _run_local(jobs: Sequence[tuple[str, str]]) -> list[str]:
@@ -100,7 +122,7 @@ def _new_pool(settings: FarmSettings, workers: int) -> ProcessPoolExecutor:
         max_workers=workers,
         mp_context=forkserver_context(),
         initializer=_init_local_worker,
-        initargs=(settings,),
+        initargs=(settings, process_owner()),
     )
 
 

@@ -100,6 +100,31 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _descendants(pid: int) -> list[str]:
+    """Every process under ``pid`` (children, theirs, …), each named as a run's owner is
+    (``HOST/BOOT/PID/START``), so a reused pid is not taken for one of them."""
+    host_and_boot = process_owner().rsplit("/", 2)[0]
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in _children(parent)]
+        for child in frontier:
+            fields = (Path("/proc") / str(child) / "stat").read_bytes().rsplit(b")", 1)[1].split()
+            found.append(f"{host_and_boot}/{child}/{fields[19].decode()}")
+    return found
+
+
+def _assert_all_end(processes: list[str]) -> None:
+    """Every process of ``processes`` ends soon after their owner was killed: none is left
+    waiting for work that will never come (the pool's workers, their render children, the
+    forkserver)."""
+    deadline = time.monotonic() + 60
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [process for process in alive if not owner_is_gone(process)]
+    assert not alive, f"left behind after their owner was killed: {alive}"
+
+
 def _assert_rendered_once(storage: Storage, run_id: str) -> None:
     """Every target of the run is final, recorded once, with one evidence record per action key."""
     with read_scope(storage.sessions) as session:
@@ -140,8 +165,11 @@ def test_a_killed_farm_run_is_shown_interrupted_and_the_next_run_finishes_it(
         [*FARM, "run", str(catalog.root), "--json", "--processes", "1"], env=env, stdout=log, stderr=log
     )
     with _held_after_jobs(storage, 3, process) as run_id:
+        left = _descendants(process.pid)
+        assert len(left) >= 3, left  # the forkserver, a pool worker, its render child at least
         process.send_signal(signal.SIGKILL)
         process.wait()
+    _assert_all_end(left)
     assert [(run["id"], run["state"]) for run in _runs(env)] == [(run_id, "interrupted")]
     status = _farm(env, "status", run_id, "--json")
     assert json.loads(status.stdout)["state"] == "interrupted"
@@ -195,12 +223,14 @@ def test_a_killed_daemon_s_run_is_finished_by_the_next_farm_run(
     )
     try:
         with _held_after_jobs(storage, 3, client) as run_id:
+            left = _descendants(daemon)
             os.kill(daemon, signal.SIGKILL)
         _, err = client.communicate(timeout=240)
     finally:
         if client.poll() is None:
             client.kill()
     assert "Traceback" not in err, err
+    _assert_all_end(left)
     again = _farm(env, "run", str(catalog.root), "--json", "--processes", "1")
     assert again.returncode == 0, again.stderr
     _assert_rendered_once(storage, run_id)
