@@ -15,9 +15,14 @@ from pathlib import Path
 
 import pytest
 from fleet.conftest import fresh_render_children, make_catalog  # noqa: F401 - the fixture
+from sqlalchemy import event, text
 from typer.testing import CliRunner, Result
 
 from farm.cli import app as cli
+from farm.evidence.keys import load_configured_trust
+from farm.settings import load_settings
+from farm.store import audit
+from farm.store.context import open_storage
 
 
 @pytest.fixture(scope="module")
@@ -220,3 +225,42 @@ def test_a_succeeded_target_whose_output_was_cleared_fails_naming_the_row(home: 
     result = verify_all()
     assert result.exit_code == 1, result.output
     assert f"FAIL target.output_missing: {name(row)}:" in result.output
+
+
+def test_an_output_s_rendered_rows_are_found_through_the_partial_index_and_cache_hits_are_not_in_it(
+    home: Path,
+) -> None:
+    """The index the output checks read holds only rows that rendered (a no-change run's rows add
+    no entry), and SQLite uses a partial index only when the query states its condition literally."""
+    storage = open_storage(load_settings())
+    statements: list[str] = []
+
+    def capture(_conn, _cursor, statement, _parameters, _context, _many) -> None:  # noqa: ANN001
+        if "FROM render_targets" in statement:
+            statements.append(statement)
+
+    try:
+        with storage.sessions() as session:
+            digest = session.scalar(text("SELECT output_digest FROM render_targets WHERE state = 'cached'"))
+            event.listen(storage.engine, "before_cursor_execute", capture)
+            try:
+                assert (
+                    audit.verify_output(
+                        session, storage.objects, load_configured_trust(storage.settings), digest
+                    )
+                    == []
+                )
+            finally:
+                event.remove(storage.engine, "before_cursor_execute", capture)
+    finally:
+        storage.close()
+    assert len(statements) == 1, statements
+    with database(home) as connection:
+        plan = " ".join(
+            row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {statements[0]}", ["x" * 64])
+        )
+        assert "USING INDEX ix_render_targets_rendered_output" in plan, plan
+        (index,) = connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'ix_render_targets_rendered_output'"
+        ).fetchone()
+    assert index.endswith("WHERE state = 'succeeded'"), index

@@ -216,7 +216,7 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
         rows[entry.output_digest].entries.append(entry)
     targets = (
         select(*_BINDING_COLUMNS)
-        .where(among(session, RenderTarget.output_digest, digests), text(RENDERED_TARGET))
+        .where(among(session, RenderTarget.output_digest, digests), _RENDERED)
         .order_by(RenderTarget.id)
     )
     for target in session.execute(targets):
@@ -224,6 +224,9 @@ def _rows_of(session: Session, digests: list[str]) -> dict[str, _OutputRows]:
     return rows
 
 
+# the condition of the partial index on output digests (literal SQL: SQLite uses a partial index
+# only for a literal term), qualified for statements that join other tables
+_RENDERED = text(f"render_targets.{RENDERED_TARGET}")
 # what binds a target row to a statement about its output (``_check_bindings``), and names the row
 _BINDING_COLUMNS = (
     RenderTarget.id,
@@ -489,9 +492,7 @@ def _bind_cache_hits(
     rendered: set[tuple[Any, ...]] = set()
     for chunk in chunks(digests):
         found = session.execute(
-            select(*_BINDING_COLUMNS).where(
-                among(session, RenderTarget.output_digest, chunk), text(RENDERED_TARGET)
-            )
+            select(*_BINDING_COLUMNS).where(among(session, RenderTarget.output_digest, chunk), _RENDERED)
         )
         rendered.update(_bound_fields(row) for row in found)
     unmatched: dict[str, list[Any]] = {}
