@@ -525,14 +525,15 @@ def _bind_to_statements(
         )
     )
     envelopes = batch_envelopes(session, records)
+    by_output: dict[str, list[EvidenceRecord]] = {}
     for record in records:  # read once: kept out of the identity map, which would grow page by page
         session.expunge(record)
+        by_output.setdefault(record.subject_digest, []).append(record)
     failures: dict[str, list[Failure]] = {}
     for digest, rows in hits.items():
         checked = [
             (record, _verify_record(objects, trusted, record, digest, envelopes, cache)[0])
-            for record in records
-            if record.subject_digest == digest
+            for record in by_output.get(digest, [])
         ]
         for row, failure in _unbound_targets(rows, checked, f"output {digest}"):
             failures.setdefault(row.id, []).append(failure)
