@@ -4,14 +4,19 @@ on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from farm.cli import app as cli
-from farm.execution.local import run_local
+from farm.execution.local import _leave_with, run_local
 from farm.fleet.diff import diff_runs
+from farm.fleet.owners import process_owner
 from farm.fleet.progress import run_summary
 from farm.fleet.queries import latest_output
 from farm.fleet.service import plan_catalog
@@ -157,3 +162,20 @@ def test_celery_messages_carry_at_most_the_set_number_of_jobs_in_order_single_on
     assert [size for size, remaining in zip(sizes, left, strict=True) if remaining < 32] == [1] * 30
     one_each = load_settings(home=tmp_path, celery_jobs_per_message=1, broker_url="redis://127.0.0.1:1/0")
     assert CeleryQueue(one_each).message_jobs(queued) == [[job] for job in queued]
+
+
+def test_a_pool_worker_whose_owner_is_gone_exits_and_one_whose_owner_cannot_be_judged_stays() -> None:
+    host_and_boot = process_owner().rsplit("/", 2)[0]
+    gone = f"{host_and_boot}/{2**22 + 7}/1"  # past pid_max: no such process
+    script = (
+        "import sys, time\n"
+        "from farm.execution.local import _leave_with\n"
+        "_leave_with(sys.argv[1])\n"
+        "time.sleep(20)\n"
+        "print('stayed')\n"
+    )
+    ended = subprocess.run([sys.executable, "-c", script, gone], capture_output=True, text=True, timeout=60)
+    assert (ended.returncode, ended.stdout) == (1, "")
+    before = {thread.name for thread in threading.enumerate()}
+    _leave_with(f"{host_and_boot}/{os.getpid()}/-")  # no start time: the process table cannot tell
+    assert {thread.name for thread in threading.enumerate()} == before
