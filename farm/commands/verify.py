@@ -2,8 +2,8 @@
 
 For each output: its blob hashes to its digest, an envelope signed by a trusted key vouches for it,
 and the statement's subject is that digest. ``--run`` also binds each of the run's cache hits to a
-statement about the output it names (the rows that rendered an output are bound by its checks). Every failure is printed as
-``FAIL <code>: <what>: <why>``; the exit status is 1 if there is any.
+statement about the output it names (the rows that rendered an output are bound by its checks).
+Every failure is printed as ``FAIL <code>: <what>: <why>``; the exit status is 1 if there is any.
 
 ``--all`` runs every check kind of ``farm.verification.registry.CHECKS`` over the whole store (an
 fsck: outputs, target rows, the failure cache, audit and qualification records, every named blob,

@@ -50,10 +50,8 @@ def _leave_with(owner: str) -> None:
     -9`` of the owner left its workers waiting for a job forever, and with them their render
     children and the forkserver (which lives while a process it started holds its pipe). A
     thread looks for the owner in the process table every second; the job a worker held then is
-    the next run's to recover, as for any crash. Not where the process table cannot tell (no
-    ``/proc``: the owner's start time is unknown, ``-``)."""
-    if owner.endswith("/-"):
-        return
+    the next run's to recover, as for any crash. Where the process table cannot tell (no
+    ``/proc``), an owner is never gone and the worker stays."""
 
     def watch() -> None:
         while not owner_is_gone(owner):

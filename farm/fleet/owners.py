@@ -43,15 +43,20 @@ def _start_ticks(pid: int) -> str | None:
 
 def process_owner() -> str:
     """This process as a run's owner: ``HOST/BOOT/PID/START``."""
-    pid = os.getpid()
+    return owner_of(os.getpid())
+
+
+def owner_of(pid: int) -> str:
+    """Process ``pid`` of this machine as ``HOST/BOOT/PID/START`` (START ``-`` when unreadable)."""
     return f"{socket.gethostname()}/{_boot_id()}/{pid}/{_start_ticks(pid) or '-'}"
 
 
 def owner_is_gone(owner: str) -> bool:
     """Whether the process ``owner`` names has ended: same host and another boot, or no process
-    with that pid and start time. An owner of another host (or unreadable) is never gone."""
+    with that pid and start time. An owner of another host, or whose start time was unreadable
+    (``-``: no ``/proc``), is never gone."""
     parts = owner.split("/")
-    if len(parts) != 4 or not parts[2].isdigit():
+    if len(parts) != 4 or not parts[2].isdigit() or parts[3] == "-":
         return False
     host, boot, pid, start = parts
     if host != socket.gethostname():

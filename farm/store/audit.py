@@ -305,7 +305,7 @@ def _unbound_targets(
     statements = [(record, provenance) for record, provenance in checked if provenance is not None]
     if not statements:
         return []
-    signed = {tuple(_signed_fields(provenance).values()) for _, provenance in statements if provenance}
+    signed = {tuple(_signed_fields(provenance).values()) for _, provenance in statements}
     unbound = []
     for row in targets:
         if _signed_exactly(row, signed):
@@ -540,9 +540,9 @@ def _bind_to_statements(
     return failures
 
 
-def cache_hits_of_run(session: Session, run_id: str) -> Iterator[Any]:
+def cache_hits_of_run(session: Session, run_id: str) -> list[Any]:
     """The run's cache hits (cached targets with an output), as ``cache_hit_findings`` reads them."""
-    return iter(
+    return list(
         session.execute(
             select(*_BINDING_COLUMNS)
             .where(
@@ -552,7 +552,7 @@ def cache_hits_of_run(session: Session, run_id: str) -> Iterator[Any]:
                 RenderTarget.output_digest.is_not(None),
             )
             .order_by(RenderTarget.id)
-        ).all()
+        )
     )
 
 
@@ -618,8 +618,10 @@ def target_row_findings(
 def _hit_findings(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, hits: list[Any], cache: EnvelopeCache
 ) -> Iterator[Failure | None]:
-    for _, failures in cache_hit_findings(session, objects, trusted, hits, cache):
-        yield from failures or [None]
+    """One finding per cache hit of ``hits`` (a page already): its binding failures, or None."""
+    if hits:
+        for _, failures in _bind_cache_hits(session, objects, trusted, hits, cache):
+            yield from failures or [None]
 
 
 def _row_state_finding(row: Any) -> Failure | None:

@@ -12,8 +12,8 @@ from farm.verification.findings import Context, Finding
 
 def outputs(context: Context) -> Iterator[Finding]:
     """Each output: blob intact and of its recorded size, signed by a trusted key, every target row
-    that rendered it and cache row pointing at it bound to a statement about it (``farm.store.audit.check_output``'s
-    checks, a keyset page of outputs at a time)."""
+    that rendered it and cache row pointing at it bound to a statement about it
+    (``farm.store.audit.check_output``'s checks, a keyset page of outputs at a time)."""
     for digest, failures in audit.check_every_output(
         context.session, context.storage.objects, context.trusted
     ):

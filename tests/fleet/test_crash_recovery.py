@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from farm.fleet.owners import owner_is_gone, process_owner
+from farm.fleet.owners import owner_is_gone, owner_of, process_owner
 from farm.fleet.progress import run_summary
 from farm.fleet.recovery import WORKER_DIED, fail_broken_pool, release_broken_pool
 from farm.fleet.service import plan_catalog
@@ -103,13 +103,10 @@ def _children(pid: int) -> list[int]:
 def _descendants(pid: int) -> list[str]:
     """Every process under ``pid`` (children, theirs, …), each named as a run's owner is
     (``HOST/BOOT/PID/START``), so a reused pid is not taken for one of them."""
-    host_and_boot = process_owner().rsplit("/", 2)[0]
     found, frontier = [], [pid]
     while frontier:
         frontier = [child for parent in frontier for child in _children(parent)]
-        for child in frontier:
-            fields = (Path("/proc") / str(child) / "stat").read_bytes().rsplit(b")", 1)[1].split()
-            found.append(f"{host_and_boot}/{child}/{fields[19].decode()}")
+        found += [owner_of(child) for child in frontier]
     return found
 
 
@@ -245,6 +242,7 @@ def test_an_owner_is_gone_once_its_process_ended_or_its_machine_rebooted() -> No
     assert owner_is_gone(f"{host}/another-boot/{pid}/{start}")
     assert not owner_is_gone(f"another-host/{boot}/{pid}/{int(start) + 1}")  # not judged from here
     assert owner_is_gone(f"{host}/{boot}/{2**22 + 7}/1")  # past pid_max: no such process
+    assert not owner_is_gone(f"{host}/{boot}/{2**22 + 7}/-")  # start unreadable (no /proc): not judged
 
 
 def test_a_pool_that_breaks_again_fails_its_open_jobs_with_worker_died_and_the_run_completes(

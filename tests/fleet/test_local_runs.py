@@ -4,17 +4,15 @@ on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from farm.cli import app as cli
-from farm.execution.local import _leave_with, run_local
+from farm.execution.local import run_local
 from farm.fleet.diff import diff_runs
 from farm.fleet.owners import process_owner
 from farm.fleet.progress import run_summary
@@ -171,11 +169,17 @@ def test_a_pool_worker_whose_owner_is_gone_exits_and_one_whose_owner_cannot_be_j
         "import sys, time\n"
         "from farm.execution.local import _leave_with\n"
         "_leave_with(sys.argv[1])\n"
-        "time.sleep(20)\n"
+        "time.sleep(float(sys.argv[2]))\n"
         "print('stayed')\n"
     )
-    ended = subprocess.run([sys.executable, "-c", script, gone], capture_output=True, text=True, timeout=60)
+    ended = subprocess.run(
+        [sys.executable, "-c", script, gone, "20"], capture_output=True, text=True, timeout=60
+    )
     assert (ended.returncode, ended.stdout) == (1, "")
-    before = {thread.name for thread in threading.enumerate()}
-    _leave_with(f"{host_and_boot}/{os.getpid()}/-")  # no start time: the process table cannot tell
-    assert {thread.name for thread in threading.enumerate()} == before
+    stayed = subprocess.run(  # no start time: the process table cannot tell
+        [sys.executable, "-c", script, f"{host_and_boot}/{2**22 + 7}/-", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (stayed.returncode, stayed.stdout) == (0, "stayed\n")
