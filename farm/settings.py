@@ -10,6 +10,7 @@ the two equal.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -395,7 +396,38 @@ def make_private_folder(path: Path) -> None:
 
 
 def load_settings(**overrides: object) -> FarmSettings:
-    """Read the settings from the environment; a bad value raises ``SettingsError`` naming it."""
+    """Read the settings from the environment; a bad value raises ``SettingsError`` naming it.
+
+    Without ``overrides`` the settings read for the same environment and working folder are
+    reused: they are a function of the ``FARM_*`` variables, ``HOME`` (a ``~`` in a path) and the
+    working folder (a relative ``FARM_HOME``), and reading them costs milliseconds (the farm
+    daemon reads them for each command it serves)."""
+    key = None if overrides else _settings_key()
+    if key is not None and (known := _LOADED.get(key)) is not None:
+        return known
+    settings = _read_settings(overrides)
+    if key is not None:
+        if len(_LOADED) >= _LOADED_KEPT:
+            _LOADED.clear()
+        _LOADED[key] = settings
+    return settings
+
+
+_LOADED: dict[tuple[object, ...], FarmSettings] = {}
+_LOADED_KEPT = 16
+
+
+def _settings_key() -> tuple[object, ...] | None:
+    """What the settings read from the environment depend on; None where the working folder is gone."""
+    try:
+        folder = os.getcwd()
+    except OSError:
+        return None
+    farm = sorted((name, value) for name, value in os.environ.items() if name.upper().startswith(ENV_PREFIX))
+    return folder, os.environ.get("HOME"), tuple(farm)
+
+
+def _read_settings(overrides: dict[str, object]) -> FarmSettings:
     try:
         return FarmSettings(**overrides)
     except ValidationError as error:

@@ -93,3 +93,39 @@ def test_postgres_urls_are_pinned_to_psycopg3(url: str, expected: str) -> None:
 def test_unsupported_database_urls_name_the_variable(url: str) -> None:
     with pytest.raises(ValueError, match="FARM_DATABASE_URL"):
         normalize_database_url(url)
+
+
+def test_settings_are_read_again_when_a_farm_variable_home_or_the_working_folder_changes(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    clean_env.chdir(tmp_path / "a")
+    home = os.environ.get("HOME")
+    first = load_settings()
+    assert load_settings() is first  # the same environment and folder: read once
+    assert first.home == tmp_path / "a" / ".farm"
+    clean_env.chdir(tmp_path / "b")
+    assert load_settings().home == tmp_path / "b" / ".farm"
+    clean_env.setenv("farm_celery_queue", "other")  # a variable's name is read in any case
+    assert load_settings().celery_queue == "other"
+    clean_env.setenv("FARM_HOME", "~/h")
+    clean_env.setenv("HOME", str(tmp_path / "home-one"))
+    assert load_settings().home == tmp_path / "home-one" / "h"
+    clean_env.setenv("HOME", str(tmp_path / "home-two"))
+    assert load_settings().home == tmp_path / "home-two" / "h"
+    clean_env.chdir(tmp_path / "a")
+    clean_env.delenv("FARM_HOME")
+    clean_env.delenv("farm_celery_queue")
+    if home is None:
+        clean_env.delenv("HOME")
+    else:
+        clean_env.setenv("HOME", home)
+    assert load_settings() is first
+
+
+def test_a_bad_variable_is_refused_again_on_every_read(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("FARM_EXECUTOR", "nope")
+    for _ in range(2):
+        with pytest.raises(SettingsError, match="FARM_EXECUTOR"):
+            load_settings()

@@ -299,7 +299,9 @@ class RenderTarget(Base):
         # no (application, cluster_profile) index: a target's rows across runs are read run by run,
         # through this unique index (revision 0022: each run wrote a random page of it)
         CheckConstraint(_in_values("state", JobState), name="state"),
-        Index("ix_render_targets_run_id_state", "run_id", "state"),
+        # with the error code: a run's counts, failures and completion read this index alone
+        # (a cached failure is a cached row with a code; revision 0024)
+        Index("ix_render_targets_run_id_state_error", "run_id", "state", "error_code"),
         # a cached target has no job: only rows with one are indexed (a no-change run adds none)
         Index(
             "ix_render_targets_job_id",

@@ -32,7 +32,6 @@ from sqlalchemy import (
     Table,
     any_,
     bindparam,
-    case,
     func,
     insert,
     or_,
@@ -597,10 +596,11 @@ _OPEN_JOB = (
 )
 _ANY_OPEN = f"SELECT {_OPEN_JOB}"
 _FINALIZE = (
+    # two probes of ix_render_targets_run_id_state_error: one ``OR`` would read the run's rows
     "UPDATE fleet_runs SET state = CASE WHEN EXISTS (SELECT 1 FROM render_targets"
-    " WHERE render_targets.run_id = ?"
-    f" AND (render_targets.state = '{JobState.FAILED.value}'"
-    f" OR render_targets.state = '{JobState.CACHED.value}' AND render_targets.error_code IS NOT NULL))"
+    f" WHERE render_targets.run_id = ? AND render_targets.state = '{JobState.FAILED.value}')"
+    " OR EXISTS (SELECT 1 FROM render_targets WHERE render_targets.run_id = ?"
+    f" AND render_targets.state = '{JobState.CACHED.value}' AND render_targets.error_code IS NOT NULL)"
     f" THEN '{RunState.COMPLETED_WITH_FAILURES.value}' ELSE '{RunState.COMPLETED.value}' END,"
     f" finished_at = ? WHERE fleet_runs.id = ? AND fleet_runs.state = '{RunState.RUNNING.value}'"
     f" AND NOT {_OPEN_JOB}"
@@ -677,7 +677,7 @@ def finalize_run(session: Session | Connection, run_id: str, *, now: datetime | 
     connection = _core(session)
     moment = bind_moment(connection.dialect, now or utcnow())
     with driver_cursor(connection) as cursor:
-        cursor.execute(placeholders(connection.dialect, _FINALIZE), (run_id, moment, run_id, run_id))
+        cursor.execute(placeholders(connection.dialect, _FINALIZE), (run_id, run_id, moment, run_id, run_id))
         return cursor.rowcount == 1
 
 
@@ -696,18 +696,34 @@ def target_counts(session: Session, run_id: str) -> dict[str, int]:
 
 
 def target_counts_of_runs(session: Session, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
-    """``target_counts`` of many runs in one grouped statement (the runs list)."""
-    cached_failure = (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None)
-    label = case((cached_failure, CACHED_FAILURE), else_=RenderTarget.state)
+    """``target_counts`` of many runs (the runs list): a grouped count by state, then the cached
+    failures among the cached, both read from ``ix_render_targets_run_id_state_error`` alone (a
+    label computed per row, grouped, cost five times as much at 100,000 targets)."""
     counts: dict[str, Counter[str]] = {}
+    cached = JobState.CACHED.value
     for chunk in chunks(list(run_ids)):
         rows = session.execute(
-            select(RenderTarget.run_id, label, func.count())
+            select(RenderTarget.run_id, RenderTarget.state, func.count())
             .where(RenderTarget.run_id.in_(chunk))
-            .group_by(RenderTarget.run_id, label)
+            .group_by(RenderTarget.run_id, RenderTarget.state)
         )
         for run_id, state, count in rows:
             counts.setdefault(run_id, Counter())[state] += count
+        failures = session.execute(
+            select(RenderTarget.run_id, func.count())
+            .where(
+                RenderTarget.run_id.in_(chunk),
+                RenderTarget.state == cached,
+                RenderTarget.error_code.is_not(None),
+            )
+            .group_by(RenderTarget.run_id)
+        )
+        for run_id, count in failures:
+            counter = counts[run_id]
+            counter[CACHED_FAILURE] += count
+            counter[cached] -= count
+            if not counter[cached]:
+                del counter[cached]
     return {run_id: dict(counter) for run_id, counter in counts.items()}
 
 
