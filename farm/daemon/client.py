@@ -9,11 +9,11 @@ daemon only ever makes a command faster, never different.
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import io
 import json
 import os
-import socket
 import sys
 from collections.abc import Sequence
 
@@ -42,7 +42,7 @@ def run_in_daemon(arguments: Sequence[str]) -> int | None:
         connection = protocol.connect(socket_path, timeout=FIRST_ANSWER_SECONDS)
     except OSError:
         return None  # a socket left by a daemon that died: the command runs here
-    with connection:
+    try:
         try:
             protocol.send_json(connection, protocol.REQUEST, _request(arguments, cwd))
             first = protocol.receive_frame(connection)
@@ -52,6 +52,8 @@ def run_in_daemon(arguments: Sequence[str]) -> int | None:
             return None
         connection.settimeout(None)  # a command takes as long as it takes
         return _relay(connection, socket_path)
+    finally:
+        connection.close()
 
 
 def _request(arguments: Sequence[str], cwd: str) -> dict[str, object]:
@@ -78,7 +80,7 @@ def _isatty(stream: object) -> bool:
     return bool(isatty and isatty())
 
 
-def _relay(connection: socket.socket, socket_path: str) -> int:
+def _relay(connection: _socket.socket, socket_path: str) -> int:
     """Copy the daemon's output frames to this process's streams until its exit frame."""
     outputs = {protocol.STDOUT: sys.stdout, protocol.STDERR: sys.stderr}
     try:

@@ -517,14 +517,15 @@ def ask(socket_path: Path, request: dict[str, Any], timeout: float = 10.0) -> di
         connection = protocol.connect(socket_path, timeout=timeout)
     except OSError:
         return None
-    with connection:
-        try:
-            protocol.send_json(
-                connection, protocol.REQUEST, {**request, "fingerprint": protocol.code_fingerprint()}
-            )
-            frame = protocol.receive_frame(connection)
-        except (OSError, protocol.ProtocolError):
-            return None
+    try:
+        protocol.send_json(
+            connection, protocol.REQUEST, {**request, "fingerprint": protocol.code_fingerprint()}
+        )
+        frame = protocol.receive_frame(connection)
+    except (OSError, protocol.ProtocolError):
+        return None
+    finally:
+        connection.close()
     if frame is None or frame[0] != protocol.STATUS:
         return None
     return json.loads(frame[1])

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -254,7 +255,7 @@ def test_variables_a_shell_changes_between_commands_do_not_count_as_another_envi
 def test_a_daemon_asked_by_a_client_with_other_farm_code_refuses_and_stops(farm: Farm) -> None:
     pid = farm.start()
     request = farm.command_request(fingerprint="0" * 64)
-    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
+    with closing(protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30)) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
         kind, payload = protocol.receive_frame(connection) or (b"", b"")
     assert kind == protocol.REFUSED
@@ -269,7 +270,7 @@ def test_a_client_that_goes_away_interrupts_its_command_and_the_daemon_serves_th
 ) -> None:
     farm.start()
     request = farm.command_request()
-    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30) as connection:
+    with closing(protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=30)) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
         frame = protocol.receive_frame(connection)
         assert frame is not None and frame[0] == protocol.ACCEPTED
@@ -446,7 +447,7 @@ def test_a_command_the_daemon_cannot_set_up_fails_with_one_error_line_and_the_da
     farm.start()
     request = farm.command_request(cwd=farm.cwd / "gone")  # a folder the daemon cannot enter
     frames = []
-    with protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=60) as connection:
+    with closing(protocol.connect(farm.home / protocol.SOCKET_NAME, timeout=60)) as connection:
         protocol.send_json(connection, protocol.REQUEST, request)
         while (frame := protocol.receive_frame(connection)) is not None:
             frames.append(frame)
