@@ -1,6 +1,6 @@
 """A run's counts by state, its failures and its completion, on both databases: a cached failure
-(a cached row with an error code) is told from a cache hit, and on SQLite the counts and the
-completion are read from the ``(run_id, state, error_code)`` index alone, not from the run's rows."""
+(a cached row with an error code) is told from a cache hit, and on SQLite each is read from the
+``(run_id, state, error_code)`` index, not from every row of the run."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_a_run_of_cache_hits_completes_without_failures(fleet: Fleet) -> None:
 
 
 @pytest.mark.parametrize("database_kind", ["sqlite"])  # PostgreSQL plans by its statistics
-def test_on_sqlite_counts_and_completion_read_the_state_index_alone(fleet: Fleet) -> None:
+def test_on_sqlite_counts_failures_and_completion_read_the_state_index_alone(fleet: Fleet) -> None:
     run_id = _run(fleet, [(JobState.CACHED.value, None), (JobState.CACHED.value, "E_BAD")])
     statements: list[str] = []
     with fleet.sessions() as session:
@@ -108,9 +108,10 @@ def test_on_sqlite_counts_and_completion_read_the_state_index_alone(fleet: Fleet
 
         event.listen(connection, "before_cursor_execute", capture)
         target_counts(session, run_id)
+        targets_of_run(session, run_id, TargetFilter(failed_only=True))
         event.remove(connection, "before_cursor_execute", capture)
         statements.append(_FINALIZE)
-        assert len(statements) == 3, statements
+        assert len(statements) == 4, statements
         for statement in statements:
             parameters = [run_id] * statement.count("?")
             plan = [
@@ -119,3 +120,29 @@ def test_on_sqlite_counts_and_completion_read_the_state_index_alone(fleet: Fleet
             ]
             touches = [step for step in plan if "render_targets" in step]
             assert touches and all(_INDEX in step for step in touches), (statement, plan)
+
+
+def test_a_run_s_failures_are_listed_by_application_cluster_and_selection_as_the_database_orders(
+    fleet: Fleet,
+) -> None:
+    """On SQLite the failures are sorted after the query (by code point, as its BINARY collation
+    sorts); on PostgreSQL by the query: both give the order the database's ORDER BY gives."""
+    failed = JobState.FAILED.value
+    run_id = _run(fleet, [(failed, "E_ONE")] * 4)
+    names = ["b-app", "a-app", "Z-app", "ä-app"]
+    with fleet.sessions.begin() as session:
+        for index, name in enumerate(names):
+            session.execute(
+                text(
+                    "UPDATE render_targets SET application = :name WHERE run_id = :run AND application = :old"
+                ),
+                {"name": name, "run": run_id, "old": f"app-{index}"},
+            )
+    with fleet.sessions() as session:
+        listed = [row.application for row in targets_of_run(session, run_id, TargetFilter(failed_only=True))]
+        ordered = session.scalars(
+            text("SELECT application FROM render_targets WHERE run_id = :run ORDER BY application"),
+            {"run": run_id},
+        ).all()
+    assert listed == list(ordered)
+    assert sorted(listed) == sorted(names)
