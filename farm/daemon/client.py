@@ -12,7 +12,6 @@ from __future__ import annotations
 import _socket
 import contextlib
 import io
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -44,7 +43,7 @@ def run_in_daemon(arguments: Sequence[str]) -> int | None:
         return None  # a socket left by a daemon that died: the command runs here
     try:
         try:
-            protocol.send_json(connection, protocol.REQUEST, _request(arguments, cwd))
+            protocol.send_request(connection, _request(arguments, cwd))
             first = protocol.receive_frame(connection)
         except (OSError, protocol.ProtocolError):
             return None
@@ -91,7 +90,7 @@ def _relay(connection: _socket.socket, socket_path: str) -> int:
             kind, payload = frame
             if kind == protocol.EXIT:
                 _flush()
-                return int(json.loads(payload)["code"])
+                return protocol.exit_code(payload)
             stream = outputs.get(kind)
             if stream is not None and not _write(stream, payload):
                 del outputs[kind]  # its reader went away (farm run | head): the rest is dropped

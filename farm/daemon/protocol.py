@@ -1,9 +1,11 @@
 """The farm daemon's wire format, and what both ends compute alike. Standard library only: the
 client imports this before anything else of the farm, so ``farm run`` through a daemon starts in
-about the time of a bare interpreter. Its connection is a ``_socket.socket`` and the fingerprint's
-hash the interpreter's own sha256: the ``socket`` module (its enums and selectors) and
-``hashlib`` (OpenSSL) took 14 ms of the client's 52 ms start on a 2-core machine, about a tenth of
-a 2,000-target no-change run through the daemon (docs/performance.md).
+about the time of a bare interpreter. Its connection is a ``_socket.socket``, the fingerprint's
+hash the interpreter's own sha256, and the client writes its request's JSON with ``_json``'s
+string encoder and reads its exit code without a JSON parser: the ``socket`` module (its enums and
+selectors), ``hashlib`` (OpenSSL) and ``json`` (with ``re``) took more than 20 ms of the client's
+start on a 2-core machine, a seventh of a 2,000-target no-change run through the daemon
+(docs/performance.md).
 
 A connection carries frames: one type byte, a 4-byte big-endian length, the payload. The client
 sends one ``REQUEST`` (JSON); the daemon answers ``ACCEPTED`` then ``STDOUT``/``STDERR`` bytes and
@@ -15,13 +17,16 @@ from __future__ import annotations
 
 import _socket
 import contextlib
-import json
 import os
 import site
 import struct
 import sys
 from collections.abc import Mapping
 
+try:
+    from _json import encode_basestring_ascii as _json_string
+except ImportError:  # pragma: no cover - an interpreter without the accelerator: json's own
+    from json.encoder import encode_basestring_ascii as _json_string
 try:
     from _sha256 import sha256  # CPython 3.11
 except ImportError:  # pragma: no cover - another interpreter: hashlib's, at its import cost
@@ -93,7 +98,54 @@ def send_frame(connection: _socket.socket, kind: bytes, payload: bytes = b"") ->
 
 
 def send_json(connection: _socket.socket, kind: bytes, value: object) -> None:
+    import json  # the daemon's side (the client sends ``send_request``)
+
     send_frame(connection, kind, json.dumps(value).encode())
+
+
+def send_request(connection: _socket.socket, request: Mapping[str, object]) -> None:
+    """The client's ``REQUEST``: ``request`` as JSON (strings, numbers, booleans, None, lists and
+    string-keyed mappings of them), as ``json.dumps`` writes it, without importing ``json``."""
+    send_frame(connection, REQUEST, encode_json(request).encode("ascii"))
+
+
+def encode_json(value: object) -> str:
+    """``json.dumps(value)`` for the values a request holds; ``TypeError`` for any other."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, Mapping):
+        items = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"a request's keys are strings, not {type(key).__name__}")
+            items.append(f"{_json_string(key)}: {encode_json(item)}")
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(encode_json(item) for item in value) + "]"
+    raise TypeError(f"a request holds no {type(value).__name__}")
+
+
+_EXIT_PREFIX, _EXIT_SUFFIX = b'{"code": ', b"}"
+
+
+def exit_payload(code: int) -> bytes:
+    """The ``EXIT`` frame's payload: ``{"code": N}``."""
+    return _EXIT_PREFIX + str(int(code)).encode("ascii") + _EXIT_SUFFIX
+
+
+def exit_code(payload: bytes) -> int:
+    """The code an ``EXIT`` payload (``exit_payload``) carries; ``ProtocolError`` for anything else."""
+    if payload.startswith(_EXIT_PREFIX) and payload.endswith(_EXIT_SUFFIX):
+        digits = payload[len(_EXIT_PREFIX) : -len(_EXIT_SUFFIX)]
+        if digits.lstrip(b"-").isdigit():
+            return int(digits)
+    raise ProtocolError(f"an exit frame holds {payload[:40]!r}, not an exit code")
 
 
 def receive_frame(connection: _socket.socket) -> tuple[bytes, bytes] | None:

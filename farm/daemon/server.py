@@ -272,7 +272,7 @@ class Daemon:
                 f"farm {' '.join(request['argv'])} in {request['cwd']}: exit {code}, {time.monotonic() - started:.2f} s"
             )
             with contextlib.suppress(OSError):
-                protocol.send_json(connection, protocol.EXIT, {"code": code})
+                protocol.send_frame(connection, protocol.EXIT, protocol.exit_payload(code))
         finally:
             self._running = False
             clear_stop_request()

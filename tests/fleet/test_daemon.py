@@ -439,6 +439,40 @@ def test_a_run_the_daemon_serves_imports_only_the_standard_library_and_the_daemo
         "sitecustomize",
         "_distutils_hack",
     }
+    assert not imported & {"socket", "hashlib", "json", "re", "typing"}  # protocol.py says why
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"argv": ["run", "catalog", "--json"], "cwd": "/w/é", "columns": None, "count": -3},
+        {"env": {"A": 'quote " back \\ slash', "B": "tab\tnew\nline\u0001", "C": "naïve ✓ 𝄞"}},
+        {"env": {"UNDECODABLE": "\udcff\udc80"}, "tty": {"stdout": True, "stderr": False}},
+        {"nested": [[], {}, [None, True, 0]], "": ""},
+    ],
+)
+def test_a_request_is_written_as_json_dumps_writes_it(value: dict) -> None:
+    assert protocol.encode_json(value) == json.dumps(value)
+    assert json.loads(protocol.encode_json(value)) == value
+
+
+def test_a_request_holding_another_type_is_refused() -> None:
+    for bad in ({"x": 1.5}, {"x": {1: "a"}}, {"x": b"bytes"}):
+        with pytest.raises(TypeError):
+            protocol.encode_json(bad)
+
+
+@pytest.mark.parametrize("code", [0, 1, 2, 130, -9])
+def test_an_exit_code_reads_back_as_it_was_sent(code: int) -> None:
+    payload = protocol.exit_payload(code)
+    assert json.loads(payload) == {"code": code}
+    assert protocol.exit_code(payload) == code
+
+
+@pytest.mark.parametrize("payload", [b"", b"{}", b'{"code": }', b'{"code": 1, "x": 2}', b'{"code": "1"}'])
+def test_an_exit_frame_without_a_code_is_a_protocol_error(payload: bytes) -> None:
+    with pytest.raises(protocol.ProtocolError):
+        protocol.exit_code(payload)
 
 
 def test_a_command_the_daemon_cannot_set_up_fails_with_one_error_line_and_the_daemon_serves_on(
