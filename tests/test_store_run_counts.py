@@ -8,8 +8,8 @@ import pytest
 from conftest_store import Fleet
 from sqlalchemy import event, text
 
-from farm.store.models import JobState, new_ids, utcnow
-from farm.store.runs import _FINALIZE, TargetFilter, finalize_run, insert_run, target_counts, targets_of_run
+from farm.store.models import JobState, RenderTarget, new_ids, utcnow
+from farm.store.runs import _FINALIZE, TargetFilter, finalize_run, insert_rows, target_counts, targets_of_run
 
 _INDEX = "INDEX ix_render_targets_run_id_state_error ("
 
@@ -17,20 +17,7 @@ _INDEX = "INDEX ix_render_targets_run_id_state_error ("
 def _run(fleet: Fleet, states: list[tuple[str, str | None]]) -> str:
     """A running run with one target per ``(state, error code)``, its applications in that order."""
     now = utcnow()
-    run_id = new_ids(1)[0]
-    run = {
-        "id": run_id,
-        "snapshot_digest": fleet.snapshot,
-        "kind": "fleet",
-        "fleet": "counts",
-        "trigger": "cli",
-        "core_version": "test",
-        "selection_policy": "default",
-        "state": "running",
-        "created_at": now,
-        "started_at": now,
-        "owner": None,
-    }
+    run_id = fleet.new_run()
     targets = [
         {
             "id": target_id,
@@ -52,7 +39,7 @@ def _run(fleet: Fleet, states: list[tuple[str, str | None]]) -> str:
         for index, (target_id, (state, code)) in enumerate(zip(new_ids(len(states)), states, strict=True))
     ]
     with fleet.sessions.begin() as session:
-        insert_run(session, run, [], targets)
+        insert_rows(session.connection(), RenderTarget.__table__, targets)
     return run_id
 
 
