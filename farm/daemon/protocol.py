@@ -143,7 +143,7 @@ def exit_code(payload: bytes) -> int:
     """The code an ``EXIT`` payload (``exit_payload``) carries; ``ProtocolError`` for anything else."""
     if payload.startswith(_EXIT_PREFIX) and payload.endswith(_EXIT_SUFFIX):
         digits = payload[len(_EXIT_PREFIX) : -len(_EXIT_SUFFIX)]
-        if digits.lstrip(b"-").isdigit():
+        if digits.removeprefix(b"-").isdigit():
             return int(digits)
     raise ProtocolError(f"an exit frame holds {payload[:40]!r}, not an exit code")
 

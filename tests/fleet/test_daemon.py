@@ -469,7 +469,10 @@ def test_an_exit_code_reads_back_as_it_was_sent(code: int) -> None:
     assert protocol.exit_code(payload) == code
 
 
-@pytest.mark.parametrize("payload", [b"", b"{}", b'{"code": }', b'{"code": 1, "x": 2}', b'{"code": "1"}'])
+@pytest.mark.parametrize(
+    "payload",
+    [b"", b"{}", b'{"code": }', b'{"code": 1, "x": 2}', b'{"code": "1"}', b'{"code": --9}', b'{"code": -}'],
+)
 def test_an_exit_frame_without_a_code_is_a_protocol_error(payload: bytes) -> None:
     with pytest.raises(protocol.ProtocolError):
         protocol.exit_code(payload)
