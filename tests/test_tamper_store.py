@@ -242,6 +242,28 @@ def test_a_dangling_reference_fails_verify_naming_the_row(home: Path) -> None:
     )
 
 
+def test_a_target_row_naming_a_missing_run_or_output_fails_verify_naming_the_row(home: Path) -> None:
+    # no foreign key guards either reference since revision 0025: verify does
+    missing_output = "f" * 64
+    with database(home) as connection:
+        moved, served = (
+            row[0]
+            for row in connection.execute(
+                "SELECT id FROM render_targets WHERE output_digest IS NOT NULL ORDER BY id LIMIT 2"
+            )
+        )
+        connection.execute("UPDATE render_targets SET run_id = 'no-such-run' WHERE id = ?", (moved,))
+        connection.execute(
+            "UPDATE render_targets SET output_digest = ? WHERE id = ?", (missing_output, served)
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL reference.dangling: render_targets row {moved}: run_id no-such-run names no fleet_runs row",
+        f"FAIL reference.dangling: render_targets row {served}: output_digest {missing_output} names no "
+        "render_outputs row",
+    )
+
+
 def test_an_orphan_blob_is_a_warning_not_a_failure(home: Path) -> None:
     from farm.store.objects import LocalObjectStore
 

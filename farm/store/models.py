@@ -320,7 +320,11 @@ class RenderTarget(Base):
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    run_id: Mapped[str] = mapped_column(ForeignKey("fleet_runs.id", name="fk_render_jobs_run_id_fleet_runs"))
+    # run_id and output_digest name a fleet_runs and a render_outputs row without a foreign key
+    # (revision 0025: PostgreSQL checked both per row, most of a no-change run's insert); the farm
+    # writes a run's row with its first targets and deletes none while a target names it
+    # (farm.store.retention), and deletes no output; ``farm verify`` checks both, as it does job_id
+    run_id: Mapped[str] = mapped_column(String(32))
     job_id: Mapped[str | None] = mapped_column(String(32))
     application: Mapped[str] = mapped_column(String(253))
     cluster_profile: Mapped[str] = mapped_column(String(253))
@@ -334,9 +338,7 @@ class RenderTarget(Base):
     state: Mapped[str] = mapped_column(String(16), default=JobState.QUEUED.value)
     error_code: Mapped[str | None] = mapped_column(String(128))
     error_message: Mapped[str | None] = mapped_column(Text)
-    output_digest: Mapped[str | None] = mapped_column(
-        ForeignKey("render_outputs.digest", name="fk_render_jobs_output_digest_render_outputs")
-    )
+    output_digest: Mapped[str | None] = mapped_column(Digest)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
