@@ -1,6 +1,6 @@
-"""Revision 0025: render_targets names its run and its output without a foreign key, on both
-databases; every row and every other constraint stays, and a downgrade restores both keys, or is
-refused while a row would break one."""
+"""Revision 0025: the rows written per target (its target row, evidence record and action cache
+entry) name what they refer to without a foreign key, on both databases; every row and every other
+constraint stays, and a downgrade restores the keys, or is refused while a row would break one."""
 
 from __future__ import annotations
 
@@ -21,10 +21,21 @@ from farm.store.models import RenderTarget
 from farm.store.objects import LocalObjectStore
 
 BEFORE = "0024"
-TARGET_KEYS = {
-    ("fk_render_jobs_run_id_fleet_runs", ("run_id",), "fleet_runs", ("id",)),
-    ("fk_render_jobs_output_digest_render_outputs", ("output_digest",), "render_outputs", ("digest",)),
+DROPPED_KEYS = {
+    "render_targets": {
+        ("fk_render_jobs_run_id_fleet_runs", ("run_id",), "fleet_runs", ("id",)),
+        ("fk_render_jobs_output_digest_render_outputs", ("output_digest",), "render_outputs", ("digest",)),
+    },
+    "evidence_records": {
+        ("fk_evidence_records_signer_keyid_signers", ("signer_keyid",), "signers", ("keyid",)),
+        ("fk_evidence_records_job_id_render_jobs", ("target_id",), "render_targets", ("id",)),
+    },
+    "action_cache": {
+        ("fk_action_cache_output_digest_render_outputs", ("output_digest",), "render_outputs", ("digest",)),
+        ("fk_action_cache_evidence_id_evidence_records", ("evidence_id",), "evidence_records", ("id",)),
+    },
 }
+NO_KEYS = dict.fromkeys(DROPPED_KEYS, set())
 
 
 @pytest.fixture(params=DATABASES)
@@ -39,43 +50,58 @@ def engine(url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def _target_keys(engine: Engine) -> set[tuple[str, tuple[str, ...], str, tuple[str, ...]]]:
+def _foreign_keys(engine: Engine) -> dict[str, set[tuple[str, tuple[str, ...], str, tuple[str, ...]]]]:
+    inspector = inspect(engine)
     return {
-        (
-            key["name"],
-            tuple(key["constrained_columns"]),
-            key["referred_table"],
-            tuple(key["referred_columns"]),
-        )
-        for key in inspect(engine).get_foreign_keys("render_targets")
+        table: {
+            (
+                key["name"],
+                tuple(key["constrained_columns"]),
+                key["referred_table"],
+                tuple(key["referred_columns"]),
+            )
+            for key in inspector.get_foreign_keys(table)
+        }
+        for table in DROPPED_KEYS
     }
 
 
-def _table_sql(engine: Engine) -> str | None:
+def _tables_sql(engine: Engine) -> dict[str, str] | None:
     if engine.dialect.name != "sqlite":
         return None
     with engine.connect() as connection:
-        return connection.scalar(text("SELECT sql FROM sqlite_master WHERE name = 'render_targets'"))
+        return {
+            table: connection.scalar(
+                text("SELECT sql FROM sqlite_master WHERE name = :name"), {"name": table}
+            )
+            for table in DROPPED_KEYS
+        }
 
 
-def _target_rows(engine: Engine) -> list[tuple[object, ...]]:
+def _rows(engine: Engine) -> dict[str, list[tuple[object, ...]]]:
     with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(text("SELECT * FROM render_targets ORDER BY id"))]
+        return {
+            table: sorted(
+                (tuple(row) for row in connection.execute(text(f"SELECT * FROM {table}"))), key=repr
+            )
+            for table in DROPPED_KEYS
+        }
 
 
-def test_target_rows_lose_their_two_foreign_keys_and_nothing_else_then_get_them_back(
+def test_per_target_rows_lose_their_foreign_keys_and_nothing_else_then_get_them_back(
     url: str, engine: Engine, local_store: LocalObjectStore, signer: Signer
 ) -> None:
     migrate.upgrade(url, BEFORE)
     fleet = Fleet(make_session_factory(engine), local_store, signer)
     run_id, target_id, record = fleet.render(b"kind: ConfigMap\n")
-    rows, sql = _target_rows(engine), _table_sql(engine)
-    assert _target_keys(engine) == TARGET_KEYS
+    rows, sql = _rows(engine), _tables_sql(engine)
+    assert all(rows.values())
+    assert _foreign_keys(engine) == DROPPED_KEYS
 
     migrate.upgrade(url)
     engine.dispose()  # a pooled connection may hold the schema it read before
-    assert _target_keys(engine) == set()
-    assert _target_rows(engine) == rows
+    assert _foreign_keys(engine) == NO_KEYS
+    assert _rows(engine) == rows
     if engine.dialect.name == "sqlite":  # the table's text was edited in place
         with engine.connect() as connection:
             assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
@@ -91,9 +117,9 @@ def test_target_rows_lose_their_two_foreign_keys_and_nothing_else_then_get_them_
 
     migrate.downgrade(url, BEFORE)
     engine.dispose()
-    assert _target_keys(engine) == TARGET_KEYS
-    assert _table_sql(engine) == sql
-    assert _target_rows(engine) == rows
+    assert _foreign_keys(engine) == DROPPED_KEYS
+    assert _tables_sql(engine) == sql
+    assert _rows(engine) == rows
 
 
 def test_downgrading_below_0025_is_refused_while_a_target_names_a_missing_output(
@@ -118,6 +144,7 @@ def test_downgrading_below_0025_is_refused_while_a_target_names_a_missing_output
 
     assert result.exit_code == 1
     assert result.output.count("Error: ") == 1 and "Traceback" not in result.output
-    assert "render_targets" in result.output and "stays at 0025" in result.output
+    assert "1 render_targets rows name a render_outputs row that is missing (output_digest" in result.output
+    assert "stays at 0025" in result.output
     assert migrate.current_revision(engine) == "0025"
-    assert _target_keys(engine) == set()
+    assert _foreign_keys(engine) == NO_KEYS

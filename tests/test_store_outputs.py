@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -325,12 +327,53 @@ def test_the_rows_of_a_recorded_output_hold_moments_as_every_other_row_does(flee
             assert len(job_text) == len("2026-12-05 11:04:05.678901")
 
 
+@contextmanager
+def _inserts_refused(sessions: sessionmaker[Session], table: str) -> Iterator[None]:
+    """A trigger that makes the database refuse every insert into ``table``, dropped afterwards
+    (the PostgreSQL test database is shared across tests)."""
+    with sessions.begin() as session:
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(
+                text(
+                    "CREATE FUNCTION refuse_insert() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                    "BEGIN RAISE EXCEPTION 'insert refused by the test'; END $$"
+                )
+            )
+            session.execute(
+                text(
+                    f"CREATE TRIGGER refuse_insert BEFORE INSERT ON {table} "
+                    "FOR EACH ROW EXECUTE FUNCTION refuse_insert()"
+                )
+            )
+        else:
+            session.execute(
+                text(
+                    f"CREATE TRIGGER refuse_insert BEFORE INSERT ON {table} "
+                    "BEGIN SELECT RAISE(ABORT, 'insert refused by the test'); END"
+                )
+            )
+    try:
+        yield
+    finally:
+        with sessions.begin() as session:
+            if session.get_bind().dialect.name == "postgresql":
+                session.execute(text(f"DROP TRIGGER refuse_insert ON {table}"))
+                session.execute(text("DROP FUNCTION refuse_insert()"))
+            else:
+                session.execute(text("DROP TRIGGER refuse_insert"))
+
+
 def test_a_database_error_while_recording_leaves_as_a_store_error(fleet: Fleet) -> None:
-    """A statement the database refuses (here: evidence naming a target that does not exist)
-    reaches the caller as the store's error, which a worker retries, and records nothing."""
+    """A statement the database refuses (here: the action cache's insert, after the output's and
+    the evidence's) reaches the caller as the store's error, which a worker retries, and records
+    nothing."""
     signed = fleet.sign(MANIFESTS, "0" * 32, make_inputs(), "web", "prod")
     put_signed(fleet.objects, [signed])
-    with pytest.raises(STORE_ERRORS), fleet.sessions.begin() as session:
+    with (
+        _inserts_refused(fleet.sessions, "action_cache"),
+        pytest.raises(STORE_ERRORS, match="insert refused by the test"),
+        fleet.sessions.begin() as session,
+    ):
         record_outputs(session, fleet.signer, [signed])
     assert [_count(fleet.sessions, model) for model in (RenderOutput, EvidenceRecord, ActionCacheEntry)] == [
         0

@@ -264,6 +264,18 @@ def test_a_target_row_naming_a_missing_run_or_output_fails_verify_naming_the_row
     )
 
 
+def test_an_evidence_record_whose_signer_row_is_gone_fails_verify_naming_the_record(home: Path) -> None:
+    with database(home) as connection:
+        record, keyid = connection.execute(
+            "SELECT id, signer_keyid FROM evidence_records ORDER BY id LIMIT 1"
+        ).fetchone()
+        connection.execute("DELETE FROM signers WHERE keyid = ?", (keyid,))
+    assert_fails(
+        verify_all(),
+        f"FAIL reference.dangling: evidence_records row {record}: signer_keyid {keyid} names no signers row",
+    )
+
+
 def test_an_orphan_blob_is_a_warning_not_a_failure(home: Path) -> None:
     from farm.store.objects import LocalObjectStore
 

@@ -38,6 +38,7 @@ from farm.store.models import (
     RenderOutput,
     RenderTarget,
     RunState,
+    Signer,
 )
 from farm.store.objects import BlobCorruptError, BlobMissingError, ObjectStore
 from farm.store.runs import CHUNK
@@ -180,6 +181,7 @@ _REFERENCES: tuple[tuple[InstrumentedAttribute, InstrumentedAttribute, Instrumen
     (ActionCacheEntry.evidence_id, EvidenceRecord.id, ActionCacheEntry.action_key),
     (EvidenceRecord.subject_digest, RenderOutput.digest, EvidenceRecord.id),
     (EvidenceRecord.target_id, RenderTarget.id, EvidenceRecord.id),
+    (EvidenceRecord.signer_keyid, Signer.keyid, EvidenceRecord.id),
     (EvidenceRecord.batch_envelope, EvidenceEnvelope.digest, EvidenceRecord.id),
     (AuditRecord.run_id, FleetRun.id, AuditRecord.id),
     (QualificationEvidence.subject_id, QualificationSubject.id, QualificationEvidence.id),

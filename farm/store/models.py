@@ -320,10 +320,11 @@ class RenderTarget(Base):
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    # run_id and output_digest name a fleet_runs and a render_outputs row without a foreign key
-    # (revision 0025: PostgreSQL checked both per row, most of a no-change run's insert); the farm
-    # writes a run's row with its first targets and deletes none while a target names it
-    # (farm.store.retention), and deletes no output; ``farm verify`` checks both, as it does job_id
+    # run_id and output_digest name a fleet_runs and a render_outputs row without a foreign key,
+    # as do the evidence and cache rows of a rendered target (revision 0025: PostgreSQL checked
+    # each per row, most of a no-change run's insert). The farm writes a run's row with its first
+    # targets and deletes none while a target names it (farm.store.retention), and deletes no
+    # output, record or signer; ``farm verify`` checks every such reference, as it does job_id
     run_id: Mapped[str] = mapped_column(String(32))
     job_id: Mapped[str | None] = mapped_column(String(32))
     application: Mapped[str] = mapped_column(String(253))
@@ -392,11 +393,11 @@ class EvidenceRecord(Base):
     subject_name: Mapped[str] = mapped_column(Text)
     subject_digest: Mapped[str] = mapped_column(Digest, index=True)
     predicate_type: Mapped[str] = mapped_column(String(255))
-    signer_keyid: Mapped[str] = mapped_column(ForeignKey("signers.keyid"))  # not indexed: revision 0021
+    # signer_keyid and target_id name a signers and a render_targets row without a foreign key
+    # (revision 0025; see RenderTarget); neither is indexed (revision 0021)
+    signer_keyid: Mapped[str] = mapped_column(Digest)
     action_key: Mapped[str | None] = mapped_column(Digest)  # not indexed: revision 0021
-    target_id: Mapped[str | None] = mapped_column(
-        ForeignKey("render_targets.id", name="fk_evidence_records_job_id_render_jobs")
-    )
+    target_id: Mapped[str | None] = mapped_column(String(32))
     cluster_profile: Mapped[str | None] = mapped_column(String(253))
     selection: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
@@ -414,8 +415,9 @@ class ActionCacheEntry(Base):
     __tablename__ = "action_cache"
 
     action_key: Mapped[str] = mapped_column(Digest, primary_key=True)
-    output_digest: Mapped[str] = mapped_column(ForeignKey("render_outputs.digest"), index=True)
-    evidence_id: Mapped[int] = mapped_column(ForeignKey("evidence_records.id"))
+    # an output and an evidence record, named without a foreign key (revision 0025; see RenderTarget)
+    output_digest: Mapped[str] = mapped_column(Digest, index=True)
+    evidence_id: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
