@@ -4,14 +4,17 @@ constraint stays, and a downgrade restores the keys, or is refused while a row w
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import typer
 from conftest_store import DATABASES, DatabaseFactory, Fleet
-from sqlalchemy import Engine, inspect, select, text, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Engine, event, inspect, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
 from typer.testing import CliRunner
 
 from farm.evidence.signing import Signer
@@ -148,3 +151,54 @@ def test_downgrading_below_0025_is_refused_while_a_target_names_a_missing_output
     assert "stays at 0025" in result.output
     assert migrate.current_revision(engine) == "0025"
     assert _foreign_keys(engine) == NO_KEYS
+
+
+SQLITE_DBCONFIG_DEFENSIVE = 1010
+
+
+def _defensive(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+    """Switch SQLite's defensive mode on for a new connection, as some builds have it by default:
+    it refuses writes to ``sqlite_master``. Python 3.11's sqlite3 has no call for it, so the
+    C library's is called on the connection's handle (CPython's ``pysqlite_Connection`` holds it
+    right after the object header)."""
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    library = ctypes.CDLL(ctypes.util.find_library("sqlite3"))
+    handle = ctypes.c_void_p.from_address(id(dbapi_connection) + object.__basicsize__).value
+    status = library.sqlite3_db_config(
+        ctypes.c_void_p(handle), ctypes.c_int(SQLITE_DBCONFIG_DEFENSIVE), ctypes.c_int(1), ctypes.c_void_p(0)
+    )
+    assert status == 0
+
+
+def test_an_sqlite_in_defensive_mode_keeps_the_keys_and_still_migrates_both_ways(
+    databases: DatabaseFactory,
+    local_store: LocalObjectStore,
+    signer: Signer,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    url = databases.empty("sqlite")
+    event.listen(Engine, "connect", _defensive)
+    try:
+        engine = create_farm_engine(url)
+        with engine.connect() as connection, pytest.raises(OperationalError, match="may not be modified"):
+            connection.execute(text("PRAGMA writable_schema = ON"))
+            connection.execute(text("UPDATE sqlite_master SET sql = sql WHERE 0"))
+        migrate.upgrade(url)
+        assert "this SQLite refuses schema edits (defensive mode)" in capfd.readouterr().err
+        assert migrate.current_revision(engine) == migrate.HEAD_REVISION
+        assert _foreign_keys(engine) == DROPPED_KEYS  # kept, and enforced
+        fleet = Fleet(make_session_factory(engine), local_store, signer)
+        run_id, _, record = fleet.render(b"kind: ConfigMap\n")
+        with fleet.sessions() as session:
+            assert session.execute(select(RenderTarget.run_id, RenderTarget.output_digest)).one() == (
+                run_id,
+                record.output_digest,
+            )
+        migrate.downgrade(url, BEFORE)
+        assert _foreign_keys(engine) == DROPPED_KEYS
+        migrate.upgrade(url)
+        assert migrate.current_revision(engine) == migrate.HEAD_REVISION
+        engine.dispose()
+    finally:
+        event.remove(Engine, "connect", _defensive)

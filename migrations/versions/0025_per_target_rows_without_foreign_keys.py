@@ -27,12 +27,14 @@ SQLite keeps a table's foreign keys in its ``CREATE TABLE`` text. Removing one c
 on disk, so the text is edited in place, the way SQLite documents for removing a foreign key
 (https://www.sqlite.org/lang_altertable.html, "making other kinds of table schema changes"):
 a rebuild would copy every row, and could not run with the foreign keys on that the migration's
-connection has (``evidence_records.target_id`` names ``render_targets``).
+connection has (``evidence_records.target_id`` names ``render_targets``). An SQLite in defensive
+mode refuses any such edit: there the keys stay, and the upgrade says so on stderr.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -114,8 +116,29 @@ def upgrade() -> None:
         for key in KEYS:
             op.drop_constraint(key.name, key.table, type_="foreignkey")
         return
+    if not _schema_editable():
+        # an SQLite in defensive mode refuses every edit of its schema: the keys stay, enforced as
+        # before (correct, and cheap on SQLite), and the rest of the farm works the same
+        sys.stderr.write(
+            "farm: this SQLite refuses schema edits (defensive mode): render_targets, "
+            "evidence_records and action_cache keep their foreign keys (revision 0025)\n"
+        )
+        return
     for table in PRIMARY_KEYS:
         _edit_sqlite_table(table, _without_keys)
+
+
+def _schema_editable() -> bool:
+    """Whether SQLite lets ``sqlite_master`` be written (not in defensive mode)."""
+    bind = op.get_bind()
+    bind.execute(sa.text("PRAGMA writable_schema = ON"))
+    try:
+        bind.execute(sa.text("UPDATE sqlite_master SET sql = sql WHERE 0"))
+    except sa.exc.OperationalError:
+        return False
+    finally:
+        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
+    return True
 
 
 def _without_keys(table: str, sql: str) -> str:
@@ -147,10 +170,15 @@ def downgrade() -> None:
 
 
 def _with_keys(table: str, sql: str) -> str:
+    """The text with the table's keys back after its primary key; unchanged when it holds them
+    (an SQLite in defensive mode kept them through the upgrade)."""
+    missing = [key for key in _keys_of(table) if key.clause not in sql]
+    if not missing:
+        return sql
     primary_key = PRIMARY_KEYS[table]
     if sql.count(primary_key) != 1:
         raise CommandError(f"{table}: its CREATE TABLE has no primary key clause to follow")
-    clauses = "".join(f", \n\t{key.clause}" for key in _keys_of(table))
+    clauses = "".join(f", \n\t{key.clause}" for key in missing)
     return sql.replace(primary_key, primary_key + clauses, 1)
 
 
@@ -169,12 +197,15 @@ def _edit_sqlite_table(table: str, edit: Callable[[str, str], str]) -> None:
     sql = bind.execute(
         sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"), {"name": table}
     ).scalar_one()
+    edited = edit(table, sql)
+    if edited == sql:
+        return
     version = bind.execute(sa.text("PRAGMA schema_version")).scalar_one()
     bind.execute(sa.text("PRAGMA writable_schema = ON"))
     try:
         bind.execute(
             sa.text("UPDATE sqlite_master SET sql = :sql WHERE type = 'table' AND name = :name"),
-            {"sql": edit(table, sql), "name": table},
+            {"sql": edited, "name": table},
         )
         bind.execute(sa.text(f"PRAGMA schema_version = {int(version) + 1}"))
     finally:
