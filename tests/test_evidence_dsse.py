@@ -13,7 +13,7 @@ from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import Signer, TrustedSigners, signer_from_private_key
 from farm.evidence.statement import STATEMENT_TYPE, Subject, build_statement, parse_statement
 from farm.evidence.verify import check_envelope
-from farm.identity.canonical import sha256_hex
+from farm.identity.canonical import canonical_json, sha256_hex
 
 
 def test_pae_matches_the_dsse_specification_test_vector() -> None:
@@ -49,6 +49,25 @@ def test_signing_twice_gives_identical_bytes(signer: Signer) -> None:
         sign_envelope(_statement_bytes(), signer).to_bytes()
         == sign_envelope(_statement_bytes(), signer).to_bytes()
     )
+
+
+@pytest.mark.parametrize(
+    ("payload_type", "signatures"),
+    [
+        (IN_TOTO_PAYLOAD_TYPE, [("ab" * 32, bytes(range(64)))]),
+        ('a "quoted" type\\ with é, \u2028 and a newline\n', [('k\u00e9"1', b"\x00\xff"), ("k2", b"")]),
+    ],
+)
+def test_envelope_bytes_are_the_canonical_json_of_its_fields(
+    payload_type: str, signatures: list[tuple[str, bytes]]
+) -> None:
+    envelope = Envelope(
+        payload_type,
+        b'{"a":"\xc3\xa9\\""}' + bytes(range(256)),
+        tuple(Signature(k, s) for k, s in signatures),
+    )
+    assert envelope.to_bytes() == canonical_json(envelope.to_json())
+    assert parse_envelope(envelope.to_bytes()) == envelope
 
 
 def test_signature_covers_the_payload_type(signer: Signer, trusted: TrustedSigners) -> None:
