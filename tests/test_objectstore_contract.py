@@ -72,6 +72,31 @@ def test_put_many_returns_the_digests_in_order_and_stores_each_blob_once(object_
     assert all(object_store.get(digest) == data for digest, data in zip(digests, blobs, strict=True))
 
 
+def test_put_many_with_the_digests_the_caller_computed_stores_each_blob_under_its_digest(
+    object_store: ObjectStore,
+) -> None:
+    blobs = [b"out %d" % n for n in range(5)] + [b"out 0"]
+    digests = [sha256_hex(blob) for blob in blobs]
+    assert object_store.put_many(blobs, digests) == digests
+    assert sorted(blob.digest for blob in object_store.list_blobs()) == sorted(set(digests))
+    assert [object_store.get(digest) for digest in digests] == blobs
+
+
+@pytest.mark.parametrize(
+    ("digests", "fragment"),
+    [
+        ([sha256_hex(b"a")], "1 digests for 2 blobs"),
+        ([sha256_hex(b"a"), "not-a-digest"], "not a sha256 digest"),
+    ],
+)
+def test_put_many_refuses_digests_that_do_not_name_each_blob_and_stores_nothing(
+    object_store: ObjectStore, digests: list[str], fragment: str
+) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        object_store.put_many([b"a", b"b"], digests)
+    assert list(object_store.list_blobs()) == []
+
+
 def test_missing_names_exactly_the_digests_that_have_no_blob(object_store: ObjectStore) -> None:
     stored = [object_store.put(data) for data in (b"a", b"bb", b"ccc")]
     absent = [sha256_hex(b"never stored"), sha256_hex(b"nor this")]

@@ -163,8 +163,10 @@ class _Started:
     def store(self, objects: ObjectStore) -> None:
         """Start writing the job's outputs to the object store (``stored``), unless started."""
         if self.stored is None and self.batch.rendered:
-            manifests = [output.manifests for output in self.batch.rendered.values()]
-            self.stored = _blob_writer().submit(put_manifests, objects, manifests)
+            outputs = self.batch.rendered.values()
+            manifests = [output.manifests for output in outputs]
+            digests = [output.output_digest for output in outputs]
+            self.stored = _blob_writer().submit(put_manifests, objects, manifests, digests)
 
     def wait_stored(self) -> None:
         """Wait for the blobs' write; raises its error."""

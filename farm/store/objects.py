@@ -114,8 +114,11 @@ class ObjectStore(Protocol):
         """Store ``data`` (once) and return its sha256 hex digest."""
         ...
 
-    def put_many(self, blobs: Sequence[bytes]) -> list[str]:
-        """``put`` each of ``blobs``; every one is durably stored when this returns. Their digests."""
+    def put_many(self, blobs: Sequence[bytes], digests: Sequence[str] | None = None) -> list[str]:
+        """``put`` each of ``blobs``; every one is durably stored when this returns. Their digests.
+
+        ``digests``: the blobs' sha256 digests, when the caller has just computed them from these
+        bytes (a worker hashes each output once, to sign it): they are not computed again."""
         ...
 
     def get(self, digest: str) -> bytes:
@@ -165,23 +168,21 @@ class LocalObjectStore:
     def put(self, data: bytes) -> str:
         return self.put_many([data])[0]
 
-    def put_many(self, blobs: Sequence[bytes]) -> list[str]:
+    def put_many(self, blobs: Sequence[bytes], digests: Sequence[str] | None = None) -> list[str]:
+        known = _digests_of(blobs, digests)
         try:
             if len(blobs) > 1 and _SYNCFS is not None:
-                return self._put_batch(blobs)
-            return self._put_each(blobs)
+                return self._put_batch(blobs, known)
+            return self._put_each(blobs, known)
         except OSError as error:
             if _refused_write(error):
                 raise ObjectStoreUnavailableError(error, self.describe()) from error
             raise
 
-    def _put_each(self, blobs: Sequence[bytes]) -> list[str]:
-        digests: list[str] = []
+    def _put_each(self, blobs: Sequence[bytes], digests: list[str]) -> list[str]:
         written: dict[Path, str] = {}  # final path → its fsynced temporary file, not yet renamed
         try:
-            for data in blobs:
-                digest = sha256_hex(data)
-                digests.append(digest)
+            for data, digest in zip(blobs, digests, strict=True):
                 path = self._path(digest)
                 if path in written or self._keep_stored_copy(digest, str(path)):
                     continue
@@ -199,7 +200,7 @@ class LocalObjectStore:
             _fsync_directory(folder)
         return digests
 
-    def _put_batch(self, blobs: Sequence[bytes]) -> list[str]:
+    def _put_batch(self, blobs: Sequence[bytes], digests: list[str]) -> list[str]:
         """Several blobs, made durable with one ``syncfs(2)`` of the store's filesystem (Linux): a
         journal commit per batch, not an fsync per blob and folder.
 
@@ -211,13 +212,10 @@ class LocalObjectStore:
         """
         folder = f"{self.root}/{KEY_PREFIX}"
         make_private_folder(Path(folder))
-        digests: list[str] = []
         handled: set[str] = set()  # a batch's outputs repeat (one application's identical clusters)
         temp_name = ""
         try:
-            for data in blobs:
-                digest = sha256_hex(data)
-                digests.append(digest)
+            for data, digest in zip(blobs, digests, strict=True):
                 if digest in handled:
                     continue
                 handled.add(digest)
@@ -328,6 +326,18 @@ def _load_syncfs() -> Any:
 _SYNCFS = _load_syncfs() if sys.platform.startswith("linux") else None
 
 
+def _digests_of(blobs: Sequence[bytes], digests: Sequence[str] | None) -> list[str]:
+    """The sha256 digest of each blob: ``digests`` when the caller gives them (one per blob, each a
+    digest), else computed."""
+    if digests is None:
+        return [sha256_hex(data) for data in blobs]
+    if len(digests) != len(blobs):
+        raise ValueError(f"put_many: {len(digests)} digests for {len(blobs)} blobs")
+    for digest in digests:
+        blob_key(digest)  # refuses a value that is not a digest
+    return list(digests)
+
+
 def _sync_filesystem(folder: Path) -> None:
     """Flush every dirty page and directory entry of the filesystem holding ``folder``."""
     descriptor = os.open(folder, os.O_RDONLY)
@@ -369,9 +379,12 @@ class S3ObjectStore:
         """One request for a new blob: a PUT only if no object has the key (``If-None-Match: *``);
         a key already there is read back and kept when its bytes are good, rewritten otherwise.
         A server that does not take conditional writes is asked with a HEAD first instead."""
+        return self._put_known(data, sha256_hex(data))
+
+    def _put_known(self, data: bytes, digest: str) -> str:
+        """``put`` of ``data``, whose sha256 is ``digest``."""
         from botocore.exceptions import ClientError
 
-        digest = sha256_hex(data)
         if not self._conditional_writes:
             if self.exists(digest) and self._stored_copy_is_good(digest):
                 return digest
@@ -383,7 +396,7 @@ class S3ObjectStore:
             code = error.response.get("Error", {}).get("Code")
             if code in _NO_CONDITIONAL_WRITES:
                 self._conditional_writes = False
-                return self.put(data)
+                return self._put_known(data, digest)
             if code not in _KEY_TAKEN:
                 raise
             if not self._stored_copy_is_good(digest):
@@ -396,17 +409,18 @@ class S3ObjectStore:
             Bucket=self.bucket, Key=self._key(digest), Body=data, ChecksumSHA256=checksum, **condition
         )
 
-    def put_many(self, blobs: Sequence[bytes]) -> list[str]:
+    def put_many(self, blobs: Sequence[bytes], digests: Sequence[str] | None = None) -> list[str]:
         # a PUT is durable once S3 acknowledges it; several in flight at once (a snapshot's documents
         # and request packs), each blob once
-        unique = {sha256_hex(data): data for data in blobs}
+        known = _digests_of(blobs, digests)
+        unique = dict(zip(known, blobs, strict=True))
         if len(unique) > 1:
             with ThreadPoolExecutor(max_workers=_S3_CONCURRENCY) as pool:
-                list(pool.map(self.put, unique.values()))
+                list(pool.map(self._put_known, unique.values(), unique))
         else:
-            for data in unique.values():
-                self.put(data)
-        return [sha256_hex(data) for data in blobs]
+            for digest, data in unique.items():
+                self._put_known(data, digest)
+        return known
 
     def _stored_copy_is_good(self, digest: str) -> bool:
         try:

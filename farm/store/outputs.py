@@ -59,14 +59,16 @@ class NondeterministicOutputError(RuntimeError):
 def put_signed(objects: ObjectStore, outputs: Sequence[SignedOutput]) -> None:
     """Every manifest of ``outputs`` durable in object storage; touches no database (the envelopes
     go into their evidence rows)."""
-    put_manifests(objects, [output.manifests for output in outputs])
+    put_manifests(
+        objects, [output.manifests for output in outputs], [output.output_digest for output in outputs]
+    )
 
 
-def put_manifests(objects: ObjectStore, manifests: Sequence[bytes]) -> None:
+def put_manifests(objects: ObjectStore, manifests: Sequence[bytes], digests: Sequence[str]) -> None:
     """Rendered manifests durable in object storage, before they are signed or recorded (a blob
-    no row names is swept by ``farm gc``)."""
+    no row names is swept by ``farm gc``); ``digests``: their sha256, as the worker computed them."""
     if manifests:
-        objects.put_many(manifests)
+        objects.put_many(manifests, digests)
 
 
 def batch_envelopes(session: Session, records: Sequence[EvidenceRecord]) -> dict[str, bytes]:
