@@ -261,11 +261,15 @@ def _remember_verified(digest: str, data: bytes) -> None:
     _VERIFIED[digest] = data
 
 
-def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRequest:
+def decode_request(
+    descriptor: bytes, fetch: Callable[[str], bytes], descriptor_digest: str | None = None
+) -> RenderRequest:
     """The request a descriptor names, its documents read through ``fetch(digest)``.
 
     ``fetch`` must return the bytes of that digest (an object store verifies what it reads); the
     digests are checked here again so a request is never built from bytes it does not name.
+    ``descriptor_digest``: the sha256 of ``descriptor``, when the caller has just checked it (a
+    request read out of storage): the request's ``digest``, not computed again.
     """
     try:
         raw = json.loads(descriptor)
@@ -324,6 +328,8 @@ def decode_request(descriptor: bytes, fetch: Callable[[str], bytes]) -> RenderRe
     )
     if request.descriptor_bytes != descriptor:
         raise RequestError("render request: the descriptor is not in canonical form")
+    if descriptor_digest is not None:  # the digest of these very bytes, which the request writes
+        request.__dict__["digest"] = descriptor_digest
     return request
 
 

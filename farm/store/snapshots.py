@@ -205,8 +205,8 @@ class RequestReader:
     def request(self, digest: str, pack: str | None = None) -> RenderRequest:
         """The render request ``digest`` (in ``pack``); raises as ``descriptor``, or
         ``RequestError`` for a descriptor that is not a request."""
-        descriptor = self.descriptor(digest, pack)
-        return decode_request(descriptor, lambda document: _documents.get(self.objects, document))
+        descriptor = self.descriptor(digest, pack)  # verified: it hashes to ``digest``
+        return decode_request(descriptor, lambda document: _documents.get(self.objects, document), digest)
 
 
 def load_request(objects: ObjectStore, digest: str, pack: str | None = None) -> RenderRequest:

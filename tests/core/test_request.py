@@ -71,6 +71,15 @@ def test_a_request_decodes_back_from_its_descriptor_and_documents() -> None:
     assert decoded == request and decoded.digest == request.digest
 
 
+def test_a_request_decoded_with_its_checked_descriptor_digest_carries_that_digest() -> None:
+    request = _request(namespace="shop")
+    plain = decode_request(request.descriptor_bytes, _store(request).__getitem__)
+    given = decode_request(request.descriptor_bytes, _store(request).__getitem__, request.digest)
+    assert "digest" not in plain.__dict__  # computed when first read
+    assert given.__dict__["digest"] == request.digest  # taken as given, not hashed again
+    assert given == plain == request and plain.digest == request.digest
+
+
 def test_a_descriptor_naming_other_bytes_is_refused() -> None:
     request = _request()
     blobs = _store(request)
