@@ -26,11 +26,14 @@ and the figures are each role's instructions per target, the core's per render, 
 target beyond the render (every role's less the core's), and their ratios to the core's. Callgrind
 counts instructions executed in user space only: the kernel's work for a process's system calls
 (writing blobs and the database's log, syncing) is not in these figures, nor is time spent
-waiting. It runs each process some 50 times slower: the default sizes take a few minutes.
+waiting. Valgrind's virtual CPU lacks some extensions a real one has (the SHA instructions among
+them), so OpenSSL hashes with its general code there: a sha256 counts several times the
+instructions it takes natively. It runs each process some 50 times slower: the default sizes
+take a few minutes; ``--keep FOLDER`` keeps the profiles for ``callgrind_annotate``.
 
 Prints the figures, then one line holding the same figures as a JSON object.
 
-    .venv/bin/python bench/instructions.py [--small 60] [--large 180] [--clusters 20]
+    .venv/bin/python bench/instructions.py [--small 60] [--large 180] [--clusters 20] [--keep FOLDER]
 """
 
 from __future__ import annotations
@@ -232,6 +235,11 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=60, help="targets of the smaller run (default 60)")
     parser.add_argument("--large", type=int, default=180, help="targets of the larger run (default 180)")
     parser.add_argument("--clusters", type=int, default=20, help="ClusterProfiles (default 20)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="copy callgrind's profiles (and valgrind's logs) into this folder, for callgrind_annotate",
+    )
     parser.add_argument("--core-loop", nargs=2, metavar=("CATALOG", "TARGETS"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.core_loop:  # the process callgrind counts for the core's baseline
@@ -243,7 +251,7 @@ def main() -> int:
             raise BenchError("valgrind is not installed: apt-get install valgrind")
         if not 0 < options.small < options.large:
             raise BenchError(f"--small ({options.small}) must be above 0 and below --large ({options.large})")
-        figures = _measure(options.small, options.large, options.clusters)
+        figures = _measure(options.small, options.large, options.clusters, options.keep)
     except BenchError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 2
@@ -251,7 +259,7 @@ def main() -> int:
     return 0
 
 
-def _measure(small: int, large: int, clusters: int) -> dict[str, float]:
+def _measure(small: int, large: int, clusters: int, keep: Path | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="farm-bench-instructions-") as temp:
         work = Path(temp)
         env = _base_env(_snapshot_source(work / "source"))
@@ -275,6 +283,10 @@ def _measure(small: int, large: int, clusters: int) -> dict[str, float]:
             }
             roles = per_target(runs[small].result(), runs[large].result(), large - small)
             core = (cores[large].result() - cores[small].result()) / (large - small)
+        if keep is not None:
+            for size in (small, large):
+                for counts in (work / f"counts-{size}", work / f"core-{size}"):
+                    shutil.copytree(counts, keep / counts.name, dirs_exist_ok=True)
         return report(small, large, roles, core)
 
 
