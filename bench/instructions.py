@@ -39,6 +39,7 @@ Prints the figures, then one line holding the same figures as a JSON object.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -49,13 +50,27 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
-from fleet import Target, _base_env, _snapshot_source, write_catalog  # noqa: E402
+
+def _fleet_bench() -> ModuleType:
+    """``bench/fleet.py``, by its path: the name ``fleet`` may already be another module (the
+    tests' ``fleet`` package)."""
+    spec = importlib.util.spec_from_file_location("farm_bench_fleet", BENCH / "fleet.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+_fleet = _fleet_bench()
+Target, write_catalog = _fleet.Target, _fleet.write_catalog
+_base_env, _snapshot_source = _fleet._base_env, _fleet._snapshot_source
 
 ROLES = ("planner", "worker", "render_child")
 _PARENT = re.compile(r"^==(\d+)== Parent PID: (\d+)$", re.MULTILINE)
