@@ -3,24 +3,20 @@ place in the process tree, and one target's cost as the difference between two s
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 _BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _bench_module():
-    sys.path.insert(0, str(_BENCH))
+def _bench_module() -> ModuleType:
+    sys.path.insert(0, str(_BENCH))  # only while importing: bench/ holds a fleet.py and a core.py
     try:
-        spec = importlib.util.spec_from_file_location("bench_instructions", _BENCH / "instructions.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up by name
-        spec.loader.exec_module(module)
-        return module
+        return importlib.import_module("instructions")
     finally:
         sys.path.remove(str(_BENCH))
 
