@@ -47,7 +47,9 @@ def run_migrations_online() -> None:
 
 
 def _run_with(connection: object) -> None:
-    context.configure(connection=connection, target_metadata=None)
+    # a transaction per revision, on both databases: a revision that refuses (a downgrade its rows
+    # forbid) leaves the database at the revision before it, as its error says
+    context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
     with context.begin_transaction():
         context.run_migrations()
 

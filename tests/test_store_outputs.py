@@ -14,6 +14,7 @@ import pytest
 import typer
 from conftest_store import Fleet, make_inputs
 from sqlalchemy import delete, func, select, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from typer.testing import CliRunner
 
@@ -300,6 +301,46 @@ def test_a_record_already_there_without_its_cache_entry_is_named_by_the_new_entr
             first.evidence_id,
             first.output_digest,
         )
+
+
+def test_the_records_of_a_batch_already_there_are_named_by_new_entries_and_not_written_twice(
+    fleet: Fleet,
+) -> None:
+    """A batch recorded again once its cache entries are gone (a repair) adds no evidence record:
+    each new entry names its subject's record, found by the batch and the subject's position."""
+    _, _, signed = fleet.render_batch("web", {"prod": MANIFESTS, "staging": b"kind: Secret\n"})
+    with fleet.sessions() as session:
+        first_ids = dict(session.execute(select(EvidenceRecord.subject_index, EvidenceRecord.id)).all())
+    with fleet.sessions.begin() as session:
+        session.execute(delete(ActionCacheEntry))
+
+    with fleet.sessions.begin() as session:
+        assert record_outputs_once(session, fleet.signer, signed) == Recorded()
+
+    assert _count(fleet.sessions, EvidenceRecord) == 2
+    with fleet.sessions() as session:
+        for output in signed:
+            entry = cached_output(session, output.action_key)
+            assert entry is not None
+            assert (entry.evidence_id, entry.output_digest) == (
+                first_ids[output.subject_index],
+                output.output_digest,
+            )
+
+
+def test_a_second_record_of_one_batch_subject_is_refused_by_the_database(fleet: Fleet) -> None:
+    """Two rows for one subject of one batch statement cannot both be written, whatever their
+    envelope digest says (revision 0026 keeps a batch row unique by its batch and position)."""
+    _, _, [output] = fleet.render_batch("web", {"prod": MANIFESTS})
+    with fleet.sessions() as session:
+        record = session.scalars(select(EvidenceRecord)).one()
+        session.expunge(record)
+    copy = {column: getattr(record, column) for column in EvidenceRecord.__table__.columns.keys()}
+    copy.update(id=None, envelope_digest="0" * 64)
+
+    with pytest.raises(IntegrityError), fleet.sessions.begin() as session:
+        session.add(EvidenceRecord(**copy))
+    assert output.subject_index == 0 and _count(fleet.sessions, EvidenceRecord) == 1
 
 
 def test_the_rows_of_a_recorded_output_hold_moments_as_every_other_row_does(fleet: Fleet) -> None:

@@ -113,6 +113,8 @@ def test_a_record_pointed_at_another_batchs_envelope_fails_its_output(
     _, _, api = fleet.render_batch("api", {"prod": b"kind: ConfigMap\nmetadata:\n  name: api-prod\n"})
     victim = records_of(fleet, web[0].envelope_digest)[0]
     other = api[0].envelope_digest
+    # the database refuses a second record of api's subject 0: an attacker drops that index first
+    tamper_evidence(fleet.sessions, "DROP INDEX uq_evidence_records_batch_envelope_subject_index", {})
     tamper_evidence(
         fleet.sessions,
         "UPDATE evidence_records SET batch_envelope = :batch, envelope_digest = :key WHERE id = :id",

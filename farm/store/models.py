@@ -274,6 +274,9 @@ class RenderJob(Base):
 # the condition of render_targets' partial index on output digests; a query meant to use it names
 # it as this literal SQL (SQLite uses a partial index only for a literal term, not a parameter)
 RENDERED_TARGET = "state = 'succeeded'"
+# the condition of evidence_records' unique index on envelope digests: the rows that hold their
+# own envelope, not a subject of a batch statement
+OWN_ENVELOPE = "batch_envelope IS NULL"
 
 
 class RenderTarget(Base):
@@ -386,9 +389,25 @@ class EvidenceRecord(Base):
     Append-only: triggers refuse UPDATE/DELETE."""
 
     __tablename__ = "evidence_records"
+    __table_args__ = (
+        # a batch row is one subject of its batch's statement (revision 0026): this index also
+        # finds a batch's rows. Its entries follow the batch, where a unique envelope_digest (a
+        # random sha256 per row) wrote a page of SQLite's log per rendered output
+        Index(
+            "uq_evidence_records_batch_envelope_subject_index", "batch_envelope", "subject_index", unique=True
+        ),
+        # a row holding its own envelope (before revision 0018) is unique by that envelope's digest
+        Index(
+            "uq_evidence_records_own_envelope_digest",
+            "envelope_digest",
+            unique=True,
+            sqlite_where=text(OWN_ENVELOPE),
+            postgresql_where=text(OWN_ENVELOPE),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    envelope_digest: Mapped[str] = mapped_column(Digest, unique=True)
+    envelope_digest: Mapped[str] = mapped_column(Digest)
     statement_digest: Mapped[str] = mapped_column(Digest)
     subject_name: Mapped[str] = mapped_column(Text)
     subject_digest: Mapped[str] = mapped_column(Digest, index=True)
@@ -402,7 +421,7 @@ class EvidenceRecord(Base):
     selection: Mapped[str | None] = mapped_column(String(253))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     envelope: Mapped[bytes | None] = mapped_column(LargeBinary)
-    batch_envelope: Mapped[str | None] = mapped_column(Digest, index=True)
+    batch_envelope: Mapped[str | None] = mapped_column(Digest)
     subject_index: Mapped[int | None] = mapped_column(Integer)
 
 

@@ -203,7 +203,12 @@ _SQLITE_CACHE = (
     "INSERT INTO action_cache (action_key, output_digest, evidence_id, created_at) VALUES (?, ?, ?, ?)"
     " ON CONFLICT DO NOTHING"
 )
-_SQLITE_EVIDENCE_IDS = "SELECT envelope_digest, id FROM evidence_records WHERE envelope_digest IN ({})"
+# the records of ``kept`` already there (recorded by a twin of the batch): a batch's by its
+# subjects, a record holding its own envelope by that envelope's digest (revision 0026's indexes)
+_SQLITE_BATCH_RECORD_IDS = (
+    "SELECT envelope_digest, id FROM evidence_records WHERE batch_envelope = ? AND subject_index IN ({})"
+)
+_SQLITE_OWN_RECORD_IDS = "SELECT envelope_digest, id FROM evidence_records WHERE envelope_digest IN ({}) AND batch_envelope IS NULL"
 _SQLITE_ROWS = 500  # rows per multi-row INSERT: 14 parameters a row, far below SQLite's 32,766
 
 
@@ -246,13 +251,30 @@ def _insert_on_sqlite(cursor: Any, signer: Signer, kept: Sequence[SignedOutput],
             _sqlite_evidence(len(chunk)), [value for o in chunk for value in _evidence_values(o, moment)]
         )
         ids.update(cursor.fetchall())
-    missing = [o.record_key for o in kept if o.record_key not in ids]
-    for chunk in chunks(missing):
-        cursor.execute(_listed(_SQLITE_EVIDENCE_IDS, len(chunk)), chunk)
-        ids.update(cursor.fetchall())
+    ids.update(_existing_record_ids(cursor, [o for o in kept if o.record_key not in ids]))
     cursor.executemany(
         _SQLITE_CACHE, [(o.action_key, o.output_digest, ids[o.record_key], moment) for o in kept]
     )
+
+
+def _existing_record_ids(cursor: Any, outputs: Sequence[SignedOutput]) -> dict[str, int]:
+    """record key → id of the evidence records of ``outputs`` that were already there."""
+    subjects: dict[str, list[int]] = {}
+    own = []
+    for output in outputs:
+        if output.subject_index is None:
+            own.append(output.record_key)
+        else:
+            subjects.setdefault(output.envelope_digest, []).append(output.subject_index)
+    ids: dict[str, int] = {}
+    for batch, indexes in subjects.items():
+        for chunk in chunks(indexes):
+            cursor.execute(_listed(_SQLITE_BATCH_RECORD_IDS, len(chunk)), [batch, *chunk])
+            ids.update(cursor.fetchall())
+    for chunk in chunks(own):
+        cursor.execute(_listed(_SQLITE_OWN_RECORD_IDS, len(chunk)), chunk)
+        ids.update(cursor.fetchall())
+    return ids
 
 
 def _evidence_values(output: SignedOutput, moment: Any) -> tuple[Any, ...]:
@@ -281,7 +303,8 @@ def _evidence_values(output: SignedOutput, moment: Any) -> tuple[Any, ...]:
 # (a statement of its own reads every commit made before it started, so after the locks); the
 # inserts of the keys it did not find are data-modifying parts of the same statement (their
 # foreign keys are checked at its end, when every row of it is in). A record already there keeps
-# its id (the cache entry names it); the statement returns the look-up's hits.
+# its id (the cache entry names it), found by its subject as ``_existing_record_ids`` finds it;
+# the statement returns the look-up's hits.
 _POSTGRESQL_LOCKS = (
     "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(%b::text[]) AS key"
     " ORDER BY key"  # one order for every transaction: two recorders never wait on each other in a cycle
@@ -326,10 +349,14 @@ WITH existing AS (
     RETURNING envelope_digest, id
 ), new_entries AS (
     INSERT INTO action_cache (action_key, output_digest, evidence_id, created_at)
-    SELECT kept.action_key, kept.output_digest, coalesce(new_records.id, old.id), %(now)s
+    SELECT kept.action_key, kept.output_digest, coalesce(new_records.id, old_subject.id, old_own.id), %(now)s
     FROM kept
     LEFT JOIN new_records ON new_records.envelope_digest = kept.record_key
-    LEFT JOIN evidence_records AS old ON old.envelope_digest = kept.record_key
+    LEFT JOIN evidence_records AS old_subject
+        ON old_subject.batch_envelope = kept.batch_envelope AND old_subject.subject_index = kept.subject_index
+    LEFT JOIN evidence_records AS old_own
+        ON kept.batch_envelope IS NULL AND old_own.batch_envelope IS NULL
+        AND old_own.envelope_digest = kept.record_key
     ON CONFLICT DO NOTHING
 )
 SELECT action_key, output_digest FROM existing

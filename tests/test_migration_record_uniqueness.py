@@ -1,0 +1,198 @@
+"""Revision 0026: an evidence record of a batch is unique by its batch envelope and subject index,
+a record holding its own envelope by that envelope's digest, on both databases; every row stays,
+and a downgrade restores the unique envelope digest (SQLite: its table text, byte for byte), or is
+refused while two records share one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from conftest_store import DATABASES, DatabaseFactory, Fleet
+from sqlalchemy import Engine, event, insert, inspect, select, text
+from sqlalchemy.exc import IntegrityError
+from test_migration_target_references import _defensive
+from typer.testing import CliRunner
+
+from farm.evidence.signing import Signer
+from farm.store import migrate
+from farm.store.db import create_farm_engine, make_session_factory
+from farm.store.models import EvidenceRecord
+from farm.store.objects import LocalObjectStore
+
+BEFORE = "0025"
+TABLE = "evidence_records"
+OLD_UNIQUE = {("uq_evidence_records_envelope_digest", ("envelope_digest",))}
+OLD_INDEXES = {
+    ("ix_evidence_records_batch_envelope", ("batch_envelope",), False),
+    ("ix_evidence_records_subject_digest", ("subject_digest",), False),
+}
+NEW_INDEXES = {
+    ("uq_evidence_records_batch_envelope_subject_index", ("batch_envelope", "subject_index"), True),
+    ("uq_evidence_records_own_envelope_digest", ("envelope_digest",), True),
+    ("ix_evidence_records_subject_digest", ("subject_digest",), False),
+}
+
+
+@pytest.fixture(params=DATABASES)
+def url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
+    return databases.empty(request.param)
+
+
+@pytest.fixture
+def engine(url: str) -> Iterator[Engine]:
+    engine = create_farm_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def _uniqueness(
+    engine: Engine,
+) -> tuple[set[tuple[str, tuple[str, ...]]], set[tuple[str, tuple[str, ...], bool]]]:
+    """The table's unique constraints and its indexes (name, columns, unique)."""
+    engine.dispose()  # a pooled connection may hold the schema it read before
+    inspector = inspect(engine)
+    constraints = {
+        (constraint["name"], tuple(constraint["column_names"]))
+        for constraint in inspector.get_unique_constraints(TABLE)
+    }
+    indexes = {
+        (index["name"], tuple(index["column_names"]), bool(index["unique"]))
+        for index in inspector.get_indexes(TABLE)
+        if not index.get("duplicates_constraint")  # PostgreSQL lists a constraint's index too
+    }
+    return constraints, indexes
+
+
+def _rows(engine: Engine) -> list[tuple[object, ...]]:
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(text(f"SELECT * FROM {TABLE} ORDER BY id"))]
+
+
+def _table_sql(engine: Engine) -> str | None:
+    if engine.dialect.name != "sqlite":
+        return None
+    with engine.connect() as connection:
+        return connection.scalar(text("SELECT sql FROM sqlite_master WHERE name = :name"), {"name": TABLE})
+
+
+def _intact(engine: Engine) -> None:
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as connection:
+            assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
+
+
+def _write_both_kinds(engine: Engine, local_store: LocalObjectStore, signer: Signer) -> Fleet:
+    """A record holding its own envelope and two records of one batch."""
+    fleet = Fleet(make_session_factory(engine), local_store, signer)
+    fleet.render(b"kind: ConfigMap\n")
+    fleet.render_batch("api", {"prod": b"kind: Secret\n", "staging": b"kind: Service\n"})
+    return fleet
+
+
+def _copy_of_a_record(engine: Engine, *, batch: bool, **changes: object) -> dict[str, object]:
+    table = EvidenceRecord.__table__
+    kind = table.c.batch_envelope.is_not(None) if batch else table.c.batch_envelope.is_(None)
+    with engine.connect() as connection:
+        row = connection.execute(select(table).where(kind).limit(1)).mappings().one()
+    return {**{key: value for key, value in row.items() if key != "id"}, **changes}
+
+
+def test_batch_records_become_unique_by_subject_and_own_envelopes_by_digest_then_back(
+    url: str, engine: Engine, local_store: LocalObjectStore, signer: Signer
+) -> None:
+    migrate.upgrade(url, BEFORE)
+    _write_both_kinds(engine, local_store, signer)
+    rows, sql = _rows(engine), _table_sql(engine)
+    assert len(rows) == 3
+    assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
+
+    migrate.upgrade(url)
+    assert _uniqueness(engine) == (set(), NEW_INDEXES)
+    assert _rows(engine) == rows
+    _intact(engine)
+    if engine.dialect.name == "sqlite":  # the constraint's automatic index is gone with it
+        with engine.connect() as connection:
+            names = connection.scalars(
+                text("SELECT name FROM sqlite_master WHERE tbl_name = :t"), {"t": TABLE}
+            )
+            assert not [name for name in names if name.startswith("sqlite_autoindex")]
+    table = EvidenceRecord.__table__
+    # a batch row with a fresh envelope digest, for a subject already recorded: refused
+    same_subject = _copy_of_a_record(engine, batch=True, envelope_digest="0" * 64)
+    with pytest.raises(IntegrityError), engine.begin() as connection:
+        connection.execute(insert(table).values(same_subject))
+    # a row holding its own envelope, with a digest already recorded: refused
+    same_envelope = _copy_of_a_record(engine, batch=False)
+    with pytest.raises(IntegrityError), engine.begin() as connection:
+        connection.execute(insert(table).values(same_envelope))
+    assert _rows(engine) == rows
+
+    migrate.downgrade(url, BEFORE)
+    assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
+    assert _table_sql(engine) == sql
+    assert _rows(engine) == rows
+    _intact(engine)
+    # a batch row's envelope digest on a row of another batch: refused again
+    other_batch = _copy_of_a_record(engine, batch=True, batch_envelope="e" * 64)
+    with pytest.raises(IntegrityError), engine.begin() as connection:
+        connection.execute(insert(table).values(other_batch))
+
+
+def test_downgrading_below_0026_is_refused_while_two_records_share_an_envelope_digest(
+    url: str,
+    engine: Engine,
+    local_store: LocalObjectStore,
+    signer: Signer,
+    storage_cli: typer.Typer,
+    tmp_path: Path,
+) -> None:
+    migrate.upgrade(url)
+    _write_both_kinds(engine, local_store, signer)
+    twin = _copy_of_a_record(engine, batch=True, batch_envelope="e" * 64)  # its digest, another batch
+    with engine.begin() as connection:
+        connection.execute(insert(EvidenceRecord.__table__).values(twin))
+    rows = _rows(engine)
+    engine.dispose()
+
+    env = {"FARM_DATABASE_URL": url, "FARM_HOME": str(tmp_path)}
+    result = CliRunner().invoke(storage_cli, ["db", "downgrade", BEFORE], env=env)
+
+    assert result.exit_code == 1
+    assert result.output.count("Error: ") == 1 and "Traceback" not in result.output
+    assert "1 envelope digests name more than one evidence record" in result.output
+    assert "stays at 0026" in result.output
+    assert migrate.current_revision(engine) == "0026"
+    assert _uniqueness(engine) == (set(), NEW_INDEXES)
+    assert _rows(engine) == rows
+
+
+def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrates_both_ways(
+    databases: DatabaseFactory,
+    local_store: LocalObjectStore,
+    signer: Signer,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    url = databases.empty("sqlite")
+    migrate.upgrade(url, BEFORE)
+    event.listen(Engine, "connect", _defensive)
+    try:
+        engine = create_farm_engine(url)
+        _write_both_kinds(engine, local_store, signer)
+        rows = _rows(engine)
+        migrate.upgrade(url)
+        assert "evidence_records keeps its unique envelope_digest (revision 0026)" in capfd.readouterr().err
+        assert migrate.current_revision(engine) == migrate.HEAD_REVISION
+        assert _uniqueness(engine) == (OLD_UNIQUE, NEW_INDEXES)
+        Fleet(make_session_factory(engine), local_store, signer).render_batch(
+            "worker", {"prod": b"kind: Job\n"}
+        )
+        assert len(_rows(engine)) == len(rows) + 1
+        migrate.downgrade(url, BEFORE)
+        assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
+        _intact(engine)
+        engine.dispose()
+    finally:
+        event.remove(Engine, "connect", _defensive)
