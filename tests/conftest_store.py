@@ -10,14 +10,18 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +29,10 @@ import boto3
 import pytest
 import typer
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy import Engine, create_engine, select, text
+from sqlalchemy import Engine, create_engine, event, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+from typer.testing import CliRunner
 
 from farm.evidence.keys import Signer, TrustedSigners, generate_key_pair, load_signer, signer_from_private_key
 from farm.evidence.provenance import RenderInputs, RenderProvenance, action_key
@@ -184,6 +189,20 @@ def database_url(databases: DatabaseFactory, database_kind: str) -> str:
     return databases.migrated(database_kind)
 
 
+@pytest.fixture(params=DATABASES)
+def empty_url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
+    """A fresh database with no schema yet (a migration test migrates it), on SQLite or
+    PostgreSQL."""
+    return databases.empty(request.param)
+
+
+@pytest.fixture
+def empty_engine(empty_url: str) -> Iterator[Engine]:
+    engine = create_farm_engine(empty_url)
+    yield engine
+    engine.dispose()
+
+
 @pytest.fixture
 def engine(database_url: str) -> Iterator[Engine]:
     engine = create_farm_engine(database_url)
@@ -194,6 +213,68 @@ def engine(database_url: str) -> Iterator[Engine]:
 @pytest.fixture
 def sessions(engine: Engine) -> sessionmaker[Session]:
     return make_session_factory(engine)
+
+
+SQLITE_DBCONFIG_DEFENSIVE = 1010
+
+
+def _defensive(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+    """Switch SQLite's defensive mode on for a new connection, as some builds have it by default:
+    it refuses writes to ``sqlite_master``. Python 3.11's sqlite3 has no call for it, so the
+    C library's is called on the connection's handle (CPython's ``pysqlite_Connection`` holds it
+    right after the object header)."""
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    library = ctypes.CDLL(ctypes.util.find_library("sqlite3"))
+    handle = ctypes.c_void_p.from_address(id(dbapi_connection) + object.__basicsize__).value
+    status = library.sqlite3_db_config(
+        ctypes.c_void_p(handle), ctypes.c_int(SQLITE_DBCONFIG_DEFENSIVE), ctypes.c_int(1), ctypes.c_void_p(0)
+    )
+    assert status == 0
+
+
+@contextmanager
+def sqlite_defensive_mode() -> Iterator[None]:
+    """Every SQLite connection opened meanwhile is in defensive mode (``_defensive``)."""
+    event.listen(Engine, "connect", _defensive)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "connect", _defensive)
+
+
+def table_rows(engine: Engine, tables: Iterable[str]) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of each table, in a stable order: what a migration must keep."""
+    with engine.connect() as connection:
+        return {
+            table: sorted(
+                (tuple(row) for row in connection.execute(text(f"SELECT * FROM {table}"))), key=repr
+            )
+            for table in tables
+        }
+
+
+def sqlite_tables_sql(engine: Engine, tables: Iterable[str]) -> dict[str, str] | None:
+    """Each table's ``CREATE TABLE`` text as SQLite keeps it (None on PostgreSQL)."""
+    if engine.dialect.name != "sqlite":
+        return None
+    with engine.connect() as connection:
+        return {
+            table: connection.scalar(
+                text("SELECT sql FROM sqlite_master WHERE name = :name"), {"name": table}
+            )
+            for table in tables
+        }
+
+
+def refused_downgrade(storage_cli: typer.Typer, url: str, home: Path, revision: str) -> str:
+    """``farm db downgrade revision``, which must fail with one ``Error:`` line and no traceback;
+    its output."""
+    env = {"FARM_DATABASE_URL": url, "FARM_HOME": str(home)}
+    result = CliRunner().invoke(storage_cli, ["db", "downgrade", revision], env=env)
+    assert result.exit_code == 1
+    assert result.output.count("Error: ") == 1 and "Traceback" not in result.output
+    return result.output
 
 
 # ---------------------------------------------------------------------------------------------

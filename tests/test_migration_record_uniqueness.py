@@ -5,16 +5,13 @@ refused while two records share one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import typer
-from conftest_store import DATABASES, DatabaseFactory, Fleet
-from sqlalchemy import Engine, event, insert, inspect, select, text
+from conftest_store import DatabaseFactory, Fleet, refused_downgrade, sqlite_defensive_mode, sqlite_tables_sql
+from sqlalchemy import Engine, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
-from test_migration_target_references import _defensive
-from typer.testing import CliRunner
 
 from farm.evidence.signing import Signer
 from farm.store import migrate
@@ -34,18 +31,6 @@ NEW_INDEXES = {
     ("uq_evidence_records_own_envelope_digest", ("envelope_digest",), True),
     ("ix_evidence_records_subject_digest", ("subject_digest",), False),
 }
-
-
-@pytest.fixture(params=DATABASES)
-def url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
-    return databases.empty(request.param)
-
-
-@pytest.fixture
-def engine(url: str) -> Iterator[Engine]:
-    engine = create_farm_engine(url)
-    yield engine
-    engine.dispose()
 
 
 def _uniqueness(
@@ -71,13 +56,6 @@ def _rows(engine: Engine) -> list[tuple[object, ...]]:
         return [tuple(row) for row in connection.execute(text(f"SELECT * FROM {TABLE} ORDER BY id"))]
 
 
-def _table_sql(engine: Engine) -> str | None:
-    if engine.dialect.name != "sqlite":
-        return None
-    with engine.connect() as connection:
-        return connection.scalar(text("SELECT sql FROM sqlite_master WHERE name = :name"), {"name": TABLE})
-
-
 def _intact(engine: Engine) -> None:
     if engine.dialect.name == "sqlite":
         with engine.connect() as connection:
@@ -101,72 +79,68 @@ def _copy_of_a_record(engine: Engine, *, batch: bool, **changes: object) -> dict
 
 
 def test_batch_records_become_unique_by_subject_and_own_envelopes_by_digest_then_back(
-    url: str, engine: Engine, local_store: LocalObjectStore, signer: Signer
+    empty_url: str, empty_engine: Engine, local_store: LocalObjectStore, signer: Signer
 ) -> None:
-    migrate.upgrade(url, BEFORE)
-    _write_both_kinds(engine, local_store, signer)
-    rows, sql = _rows(engine), _table_sql(engine)
+    migrate.upgrade(empty_url, BEFORE)
+    _write_both_kinds(empty_engine, local_store, signer)
+    rows, sql = _rows(empty_engine), sqlite_tables_sql(empty_engine, (TABLE,))
     assert len(rows) == 3
-    assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
+    assert _uniqueness(empty_engine) == (OLD_UNIQUE, OLD_INDEXES)
 
-    migrate.upgrade(url)
-    assert _uniqueness(engine) == (set(), NEW_INDEXES)
-    assert _rows(engine) == rows
-    _intact(engine)
-    if engine.dialect.name == "sqlite":  # the constraint's automatic index is gone with it
-        with engine.connect() as connection:
+    migrate.upgrade(empty_url)
+    assert _uniqueness(empty_engine) == (set(), NEW_INDEXES)
+    assert _rows(empty_engine) == rows
+    _intact(empty_engine)
+    if empty_engine.dialect.name == "sqlite":  # the constraint's automatic index is gone with it
+        with empty_engine.connect() as connection:
             names = connection.scalars(
                 text("SELECT name FROM sqlite_master WHERE tbl_name = :t"), {"t": TABLE}
             )
             assert not [name for name in names if name.startswith("sqlite_autoindex")]
     table = EvidenceRecord.__table__
     # a batch row with a fresh envelope digest, for a subject already recorded: refused
-    same_subject = _copy_of_a_record(engine, batch=True, envelope_digest="0" * 64)
-    with pytest.raises(IntegrityError), engine.begin() as connection:
+    same_subject = _copy_of_a_record(empty_engine, batch=True, envelope_digest="0" * 64)
+    with pytest.raises(IntegrityError), empty_engine.begin() as connection:
         connection.execute(insert(table).values(same_subject))
     # a row holding its own envelope, with a digest already recorded: refused
-    same_envelope = _copy_of_a_record(engine, batch=False)
-    with pytest.raises(IntegrityError), engine.begin() as connection:
+    same_envelope = _copy_of_a_record(empty_engine, batch=False)
+    with pytest.raises(IntegrityError), empty_engine.begin() as connection:
         connection.execute(insert(table).values(same_envelope))
-    assert _rows(engine) == rows
+    assert _rows(empty_engine) == rows
 
-    migrate.downgrade(url, BEFORE)
-    assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
-    assert _table_sql(engine) == sql
-    assert _rows(engine) == rows
-    _intact(engine)
+    migrate.downgrade(empty_url, BEFORE)
+    assert _uniqueness(empty_engine) == (OLD_UNIQUE, OLD_INDEXES)
+    assert sqlite_tables_sql(empty_engine, (TABLE,)) == sql
+    assert _rows(empty_engine) == rows
+    _intact(empty_engine)
     # a batch row's envelope digest on a row of another batch: refused again
-    other_batch = _copy_of_a_record(engine, batch=True, batch_envelope="e" * 64)
-    with pytest.raises(IntegrityError), engine.begin() as connection:
+    other_batch = _copy_of_a_record(empty_engine, batch=True, batch_envelope="e" * 64)
+    with pytest.raises(IntegrityError), empty_engine.begin() as connection:
         connection.execute(insert(table).values(other_batch))
 
 
 def test_downgrading_below_0026_is_refused_while_two_records_share_an_envelope_digest(
-    url: str,
-    engine: Engine,
+    empty_url: str,
+    empty_engine: Engine,
     local_store: LocalObjectStore,
     signer: Signer,
     storage_cli: typer.Typer,
     tmp_path: Path,
 ) -> None:
-    migrate.upgrade(url)
-    _write_both_kinds(engine, local_store, signer)
-    twin = _copy_of_a_record(engine, batch=True, batch_envelope="e" * 64)  # its digest, another batch
-    with engine.begin() as connection:
+    migrate.upgrade(empty_url)
+    _write_both_kinds(empty_engine, local_store, signer)
+    twin = _copy_of_a_record(empty_engine, batch=True, batch_envelope="e" * 64)  # its digest, another batch
+    with empty_engine.begin() as connection:
         connection.execute(insert(EvidenceRecord.__table__).values(twin))
-    rows = _rows(engine)
-    engine.dispose()
+    rows = _rows(empty_engine)
+    empty_engine.dispose()
 
-    env = {"FARM_DATABASE_URL": url, "FARM_HOME": str(tmp_path)}
-    result = CliRunner().invoke(storage_cli, ["db", "downgrade", BEFORE], env=env)
-
-    assert result.exit_code == 1
-    assert result.output.count("Error: ") == 1 and "Traceback" not in result.output
-    assert "1 envelope digests name more than one evidence record" in result.output
-    assert "stays at 0026" in result.output
-    assert migrate.current_revision(engine) == "0026"
-    assert _uniqueness(engine) == (set(), NEW_INDEXES)
-    assert _rows(engine) == rows
+    output = refused_downgrade(storage_cli, empty_url, tmp_path, BEFORE)
+    assert "1 envelope digests name more than one evidence record" in output
+    assert "stays at 0026" in output
+    assert migrate.current_revision(empty_engine) == "0026"
+    assert _uniqueness(empty_engine) == (set(), NEW_INDEXES)
+    assert _rows(empty_engine) == rows
 
 
 def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrates_both_ways(
@@ -177,8 +151,7 @@ def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrat
 ) -> None:
     url = databases.empty("sqlite")
     migrate.upgrade(url, BEFORE)
-    event.listen(Engine, "connect", _defensive)
-    try:
+    with sqlite_defensive_mode():
         engine = create_farm_engine(url)
         _write_both_kinds(engine, local_store, signer)
         rows = _rows(engine)
@@ -194,5 +167,3 @@ def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrat
         assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
         _intact(engine)
         engine.dispose()
-    finally:
-        event.remove(Engine, "connect", _defensive)

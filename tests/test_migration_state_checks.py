@@ -5,13 +5,10 @@ they refuse and accept the same states, every row stays, and a downgrade restore
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from conftest_store import DATABASES, DatabaseFactory, Fleet
-from sqlalchemy import Engine, event, inspect, text, update
+from conftest_store import DatabaseFactory, Fleet, sqlite_defensive_mode, sqlite_tables_sql, table_rows
+from sqlalchemy import Engine, inspect, text, update
 from sqlalchemy.exc import IntegrityError
-from test_migration_target_references import _defensive
 
 from farm.evidence.signing import Signer
 from farm.store import migrate
@@ -21,18 +18,6 @@ from farm.store.objects import LocalObjectStore
 
 BEFORE = "0026"
 TABLES = ("fleet_runs", "render_jobs", "render_targets", "publishes")
-
-
-@pytest.fixture(params=DATABASES)
-def url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
-    return databases.empty(request.param)
-
-
-@pytest.fixture
-def engine(url: str) -> Iterator[Engine]:
-    engine = create_farm_engine(url)
-    yield engine
-    engine.dispose()
 
 
 def _checks(engine: Engine) -> dict[str, str]:
@@ -53,28 +38,6 @@ def _listed(check: str) -> bool:
     return " IN " in check.upper() or "= ANY (" in check.upper()
 
 
-def _rows(engine: Engine) -> dict[str, list[tuple[object, ...]]]:
-    with engine.connect() as connection:
-        return {
-            table: sorted(
-                (tuple(row) for row in connection.execute(text(f"SELECT * FROM {table}"))), key=repr
-            )
-            for table in TABLES
-        }
-
-
-def _tables_sql(engine: Engine) -> dict[str, str] | None:
-    if engine.dialect.name != "sqlite":
-        return None
-    with engine.connect() as connection:
-        return {
-            table: connection.scalar(
-                text("SELECT sql FROM sqlite_master WHERE name = :name"), {"name": table}
-            )
-            for table in TABLES
-        }
-
-
 def _refuses_a_state_it_does_not_know(fleet: Fleet, run_id: str, target_id: str) -> None:
     for model, key in ((RenderTarget, target_id), (FleetRun, run_id)):
         with pytest.raises(IntegrityError), fleet.sessions.begin() as session:
@@ -90,29 +53,33 @@ def _accepts_every_state(fleet: Fleet, target_id: str) -> None:
 
 
 def test_state_checks_become_comparisons_accepting_the_same_states_then_lists_again(
-    url: str, engine: Engine, local_store: LocalObjectStore, signer: Signer
+    empty_url: str, empty_engine: Engine, local_store: LocalObjectStore, signer: Signer
 ) -> None:
-    migrate.upgrade(url, BEFORE)
-    fleet = Fleet(make_session_factory(engine), local_store, signer)
+    migrate.upgrade(empty_url, BEFORE)
+    fleet = Fleet(make_session_factory(empty_engine), local_store, signer)
     run_id, target_id, _ = fleet.render(b"kind: ConfigMap\n")
-    rows, sql, lists = _rows(engine), _tables_sql(engine), _checks(engine)
+    rows, sql, lists = (
+        table_rows(empty_engine, TABLES),
+        sqlite_tables_sql(empty_engine, TABLES),
+        _checks(empty_engine),
+    )
     assert all(_listed(check) for check in lists.values())
 
-    migrate.upgrade(url)
-    compared = _checks(engine)
+    migrate.upgrade(empty_url)
+    compared = _checks(empty_engine)
     assert all(not _listed(check) and " OR " in check.upper() for check in compared.values())
     assert "'completed_with_failures'" in compared["fleet_runs"] and "'cached'" in compared["render_targets"]
-    assert _rows(engine) == rows
-    if engine.dialect.name == "sqlite":
-        with engine.connect() as connection:
+    assert table_rows(empty_engine, TABLES) == rows
+    if empty_engine.dialect.name == "sqlite":
+        with empty_engine.connect() as connection:
             assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
     _refuses_a_state_it_does_not_know(fleet, run_id, target_id)
     _accepts_every_state(fleet, target_id)
 
-    migrate.downgrade(url, BEFORE)
-    assert _checks(engine) == lists
-    if engine.dialect.name == "sqlite":
-        assert _tables_sql(engine) == sql
+    migrate.downgrade(empty_url, BEFORE)
+    assert _checks(empty_engine) == lists
+    if empty_engine.dialect.name == "sqlite":
+        assert sqlite_tables_sql(empty_engine, TABLES) == sql
     _refuses_a_state_it_does_not_know(fleet, run_id, target_id)
 
 
@@ -124,8 +91,7 @@ def test_an_sqlite_in_defensive_mode_keeps_its_state_lists_and_migrates_both_way
 ) -> None:
     url = databases.empty("sqlite")
     migrate.upgrade(url, BEFORE)
-    event.listen(Engine, "connect", _defensive)
-    try:
+    with sqlite_defensive_mode():
         engine = create_farm_engine(url)
         lists = _checks(engine)
         migrate.upgrade(url)
@@ -138,5 +104,3 @@ def test_an_sqlite_in_defensive_mode_keeps_its_state_lists_and_migrates_both_way
         migrate.downgrade(url, BEFORE)
         assert _checks(engine) == lists
         engine.dispose()
-    finally:
-        event.remove(Engine, "connect", _defensive)

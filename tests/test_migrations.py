@@ -9,7 +9,6 @@ import pytest
 import typer
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from conftest_store import DATABASES, DatabaseFactory
 from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import DBAPIError
 from typer.testing import CliRunner
@@ -42,11 +41,6 @@ def _tables(url: str) -> set[str]:
         return set(inspect(engine).get_table_names()) - {"alembic_version"}
     finally:
         engine.dispose()
-
-
-@pytest.fixture(params=DATABASES)
-def empty_url(request: pytest.FixtureRequest, databases: DatabaseFactory) -> str:
-    return databases.empty(request.param)
 
 
 def test_migrated_schema_matches_the_models(empty_url: str) -> None:

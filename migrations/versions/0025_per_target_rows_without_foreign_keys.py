@@ -42,6 +42,8 @@ import sqlalchemy as sa
 from alembic import op
 from alembic.util import CommandError
 
+from migrations.sqlite_schema import schema_editable, table_sql, write_schema
+
 revision = "0025"
 down_revision = "0024"
 branch_labels = None
@@ -116,7 +118,7 @@ def upgrade() -> None:
         for key in KEYS:
             op.drop_constraint(key.name, key.table, type_="foreignkey")
         return
-    if not _schema_editable():
+    if not schema_editable():
         # an SQLite in defensive mode refuses every edit of its schema: the keys stay, enforced as
         # before (correct, and cheap on SQLite), and the rest of the farm works the same
         sys.stderr.write(
@@ -126,19 +128,6 @@ def upgrade() -> None:
         return
     for table in PRIMARY_KEYS:
         _edit_sqlite_table(table, _without_keys)
-
-
-def _schema_editable() -> bool:
-    """Whether SQLite lets ``sqlite_master`` be written (not in defensive mode)."""
-    bind = op.get_bind()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        bind.execute(sa.text("UPDATE sqlite_master SET sql = sql WHERE 0"))
-    except sa.exc.OperationalError:
-        return False
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
-    return True
 
 
 def _without_keys(table: str, sql: str) -> str:
@@ -191,22 +180,8 @@ def _broken_references(key: Key) -> str:
 
 
 def _edit_sqlite_table(table: str, edit: Callable[[str, str], str]) -> None:
-    """Rewrite a table's ``CREATE TABLE`` text in ``sqlite_master``, in the migration's
-    transaction, and bump the schema version so that every connection reads it again."""
-    bind = op.get_bind()
-    sql = bind.execute(
-        sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"), {"name": table}
-    ).scalar_one()
+    """Rewrite a table's ``CREATE TABLE`` text in place (``migrations.sqlite_schema``)."""
+    sql = table_sql(table)
     edited = edit(table, sql)
-    if edited == sql:
-        return
-    version = bind.execute(sa.text("PRAGMA schema_version")).scalar_one()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        bind.execute(
-            sa.text("UPDATE sqlite_master SET sql = :sql WHERE type = 'table' AND name = :name"),
-            {"sql": edited, "name": table},
-        )
-        bind.execute(sa.text(f"PRAGMA schema_version = {int(version) + 1}"))
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
+    if edited != sql:
+        write_schema({table: edited})

@@ -38,6 +38,8 @@ import sqlalchemy as sa
 from alembic import op
 from alembic.util import CommandError
 
+from migrations.sqlite_schema import schema_editable, table_sql, write_schema
+
 revision = "0026"
 down_revision = "0025"
 branch_labels = None
@@ -66,23 +68,26 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.drop_constraint(CONSTRAINT, TABLE, type_="unique")
         return
-    if not _schema_editable():
+    if not schema_editable():
         sys.stderr.write(
             "farm: this SQLite refuses schema edits (defensive mode): evidence_records keeps its "
             "unique envelope_digest (revision 0026)\n"
         )
         return
-    sql = _table_sql()
+    sql = table_sql(TABLE)
     edited, removed = re.subn(rf",\s*{re.escape(CLAUSE)}", "", sql)
     if removed != 1:
         raise CommandError(
             f"{TABLE}: its CREATE TABLE does not hold {CONSTRAINT} as the farm wrote it; the database stays at 0025"
         )
-    _edit_schema(
-        edited,
-        index_name=CONSTRAINT,
-        index_sql=f"CREATE UNIQUE INDEX {CONSTRAINT} ON {TABLE} (envelope_digest)",
-        index_was=AUTOMATIC_INDEX,
+    write_schema(
+        {TABLE: edited},
+        renamed_index=(
+            TABLE,
+            AUTOMATIC_INDEX,
+            CONSTRAINT,
+            f"CREATE UNIQUE INDEX {CONSTRAINT} ON {TABLE} (envelope_digest)",
+        ),
     )
     op.drop_index(CONSTRAINT, table_name=TABLE)
 
@@ -102,65 +107,17 @@ def downgrade() -> None:
         )
     if bind.dialect.name == "postgresql":
         op.create_unique_constraint(CONSTRAINT, TABLE, ["envelope_digest"])
-    elif CLAUSE not in _table_sql():  # an SQLite in defensive mode kept the constraint
+    elif CLAUSE not in table_sql(TABLE):  # an SQLite in defensive mode kept the constraint
         # the constraint's automatic index, built as a named index, then renamed to what SQLite
         # names the index of the table's first UNIQUE clause
         op.create_index(CONSTRAINT, TABLE, ["envelope_digest"], unique=True)
-        sql = _table_sql()
+        sql = table_sql(TABLE)
         if not sql.endswith("\n)"):
             raise CommandError(f"{TABLE}: its CREATE TABLE does not end as the farm wrote it")
-        _edit_schema(sql[: -len("\n)")] + f", \n\t{CLAUSE}\n)", index_name=AUTOMATIC_INDEX, index_sql=None)
+        write_schema(
+            {TABLE: sql[: -len("\n)")] + f", \n\t{CLAUSE}\n)"},
+            renamed_index=(TABLE, CONSTRAINT, AUTOMATIC_INDEX, None),
+        )
     op.drop_index(OWN_ENVELOPE, table_name=TABLE)
     op.create_index(BATCH_INDEX, TABLE, ["batch_envelope"])
     op.drop_index(BY_SUBJECT, table_name=TABLE)
-
-
-def _table_sql() -> str:
-    return (
-        op.get_bind()
-        .execute(
-            sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"), {"name": TABLE}
-        )
-        .scalar_one()
-    )
-
-
-def _schema_editable() -> bool:
-    """Whether SQLite lets ``sqlite_master`` be written (not in defensive mode)."""
-    bind = op.get_bind()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        bind.execute(sa.text("UPDATE sqlite_master SET sql = sql WHERE 0"))
-    except sa.exc.OperationalError:
-        return False
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
-    return True
-
-
-def _edit_schema(
-    table_sql: str, *, index_name: str, index_sql: str | None, index_was: str | None = None
-) -> None:
-    """Rewrite the table's ``CREATE TABLE`` text and rename its envelope digest's unique index
-    (``index_was``, else ``CONSTRAINT``) in ``sqlite_master``, in the migration's transaction, then
-    bump the schema version so that every connection, this one included, reads the schema again."""
-    bind = op.get_bind()
-    version = bind.execute(sa.text("PRAGMA schema_version")).scalar_one()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        bind.execute(
-            sa.text("UPDATE sqlite_master SET sql = :sql WHERE type = 'table' AND name = :name"),
-            {"sql": table_sql, "name": TABLE},
-        )
-        renamed = bind.execute(
-            sa.text(
-                "UPDATE sqlite_master SET name = :name, sql = :sql"
-                " WHERE type = 'index' AND name = :was AND tbl_name = :table"
-            ),
-            {"name": index_name, "sql": index_sql, "was": index_was or CONSTRAINT, "table": TABLE},
-        )
-        if renamed.rowcount != 1:
-            raise CommandError(f"{TABLE}: no index {index_was or CONSTRAINT} to rename")
-        bind.execute(sa.text(f"PRAGMA schema_version = {int(version) + 1}"))
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))

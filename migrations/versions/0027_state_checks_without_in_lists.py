@@ -23,9 +23,10 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
-import sqlalchemy as sa
 from alembic import op
 from alembic.util import CommandError
+
+from migrations.sqlite_schema import schema_editable, table_sql, write_schema
 
 revision = "0027"
 down_revision = "0026"
@@ -74,7 +75,7 @@ def _rewrite(change, stays_at: str) -> None:  # noqa: ANN001 - Check → (old co
             op.drop_constraint(check.name, check.table, type_="check")
             op.create_check_constraint(check.name, check.table, change(check)[1])
         return
-    if not _schema_editable():
+    if not schema_editable():
         sys.stderr.write(
             "farm: this SQLite refuses schema edits (defensive mode): the state checks keep their "
             "spelling (revision 0027)\n"
@@ -82,10 +83,7 @@ def _rewrite(change, stays_at: str) -> None:  # noqa: ANN001 - Check → (old co
         return
     edited = {}
     for check in CHECKS:
-        sql = bind.execute(
-            sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :name"),
-            {"name": check.table},
-        ).scalar_one()
+        sql = table_sql(check.table)
         old, new = (f"CONSTRAINT {check.name} CHECK ({condition})" for condition in change(check))
         if sql.count(old) != 1:
             if sql.count(new) == 1:  # already spelled so (an SQLite that was in defensive mode)
@@ -96,34 +94,4 @@ def _rewrite(change, stays_at: str) -> None:  # noqa: ANN001 - Check → (old co
             )
         edited[check.table] = sql.replace(old, new)
     if edited:
-        _write_tables(edited)
-
-
-def _schema_editable() -> bool:
-    """Whether SQLite lets ``sqlite_master`` be written (not in defensive mode)."""
-    bind = op.get_bind()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        bind.execute(sa.text("UPDATE sqlite_master SET sql = sql WHERE 0"))
-    except sa.exc.OperationalError:
-        return False
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
-    return True
-
-
-def _write_tables(tables: dict[str, str]) -> None:
-    """Rewrite the tables' ``CREATE TABLE`` texts in ``sqlite_master``, in the migration's
-    transaction, then bump the schema version so that every connection reads them again."""
-    bind = op.get_bind()
-    version = bind.execute(sa.text("PRAGMA schema_version")).scalar_one()
-    bind.execute(sa.text("PRAGMA writable_schema = ON"))
-    try:
-        for table, sql in tables.items():
-            bind.execute(
-                sa.text("UPDATE sqlite_master SET sql = :sql WHERE type = 'table' AND name = :name"),
-                {"sql": sql, "name": table},
-            )
-        bind.execute(sa.text(f"PRAGMA schema_version = {int(version) + 1}"))
-    finally:
-        bind.execute(sa.text("PRAGMA writable_schema = OFF"))
+        write_schema(edited)
