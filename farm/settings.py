@@ -407,8 +407,8 @@ def load_settings(**overrides: object) -> FarmSettings:
         return known
     settings = _read_settings(overrides)
     if key is not None:
-        if len(_LOADED) >= _LOADED_KEPT:
-            _LOADED.clear()
+        if len(_LOADED) >= _LOADED_KEPT:  # the oldest goes: one read earlier stays until 16 newer
+            del _LOADED[next(iter(_LOADED))]
         _LOADED[key] = settings
     return settings
 

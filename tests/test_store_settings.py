@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from farm import settings as settings_module
 from farm.settings import SettingsError, load_settings
 from farm.store.db import normalize_database_url
 
@@ -129,3 +130,21 @@ def test_a_bad_variable_is_refused_again_on_every_read(clean_env: pytest.MonkeyP
     for _ in range(2):
         with pytest.raises(SettingsError, match="FARM_EXECUTOR"):
             load_settings()
+
+
+def test_settings_read_once_stay_kept_while_fewer_than_sixteen_newer_readings_follow(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    clean_env.setattr(settings_module, "_LOADED", {})  # what earlier tests read does not count
+    for index in range(15):  # a daemon that served commands from 15 other folders
+        (tmp_path / f"earlier-{index}").mkdir()
+        clean_env.chdir(tmp_path / f"earlier-{index}")
+        load_settings()
+    clean_env.chdir(tmp_path)
+    first = load_settings()
+    for index in range(5):
+        (tmp_path / f"later-{index}").mkdir()
+        clean_env.chdir(tmp_path / f"later-{index}")
+        load_settings()
+    clean_env.chdir(tmp_path)
+    assert load_settings() is first
