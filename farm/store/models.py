@@ -139,8 +139,8 @@ class RunState(enum.StrEnum):
 
 def _in_values(column: str, values: type[enum.StrEnum]) -> str:
     """``column`` is one of ``values``, spelled as comparisons joined by OR: SQLite builds the
-    list of an ``IN (…)`` anew for each row a statement writes (revision 0027: a third of a
-    no-change run's insert of its target rows)."""
+    list of an ``IN (…)`` anew for each row a statement writes (revision 0027: over a quarter of
+    a no-change run's insert of its target rows)."""
     return " OR ".join(f"{column} = {v.value!r}" for v in values)
 
 
