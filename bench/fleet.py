@@ -835,13 +835,15 @@ def forget_queue(broker: str, queue: str) -> None:
     try:
         for key in client.scan_iter(match=f"{queue}*"):
             client.delete(key)
-        client.delete(f"_kombu.binding.{queue}")
+        for binding in ("_kombu.binding", "_kombu.binding_permanent"):  # kombu's, per versioned queue
+            for key in client.scan_iter(match=f"{binding}.{queue}*"):
+                client.delete(key)
         for tag, payload in client.hscan_iter("unacked"):
             try:
                 _message, exchange, routing_key = json.loads(payload)
             except (ValueError, TypeError):
                 continue
-            if queue in (exchange, routing_key):
+            if any(name == queue or name.startswith(f"{queue}.") for name in (exchange, routing_key)):
                 client.hdel("unacked", tag)
                 client.zrem("unacked_index", tag)
     finally:

@@ -239,7 +239,9 @@ def _forget_queue(queue: str) -> None:
     try:
         for key in client.scan_iter(match=f"{queue}*"):
             client.delete(key)
-        client.delete(f"_kombu.binding.{queue}")
+        for binding in ("_kombu.binding", "_kombu.binding_permanent"):  # kombu's, per versioned queue
+            for key in client.scan_iter(match=f"{binding}.{queue}*"):
+                client.delete(key)
         for tag, payload in client.hscan_iter("unacked"):
             try:
                 _message, exchange, routing_key = json.loads(payload)
