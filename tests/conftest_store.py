@@ -254,6 +254,13 @@ def table_rows(engine: Engine, tables: Iterable[str]) -> dict[str, list[tuple[ob
         }
 
 
+def assert_sqlite_intact(engine: Engine) -> None:
+    """SQLite finds its file consistent after a schema edit in place (nothing on PostgreSQL)."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as connection:
+            assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
+
+
 def sqlite_tables_sql(engine: Engine, tables: Iterable[str]) -> dict[str, str] | None:
     """Each table's ``CREATE TABLE`` text as SQLite keeps it (None on PostgreSQL)."""
     if engine.dialect.name != "sqlite":

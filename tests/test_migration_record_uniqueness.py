@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 import typer
-from conftest_store import DatabaseFactory, Fleet, refused_downgrade, sqlite_defensive_mode, sqlite_tables_sql
+from conftest_store import (
+    DatabaseFactory,
+    Fleet,
+    assert_sqlite_intact,
+    refused_downgrade,
+    sqlite_defensive_mode,
+    sqlite_tables_sql,
+    table_rows,
+)
 from sqlalchemy import Engine, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
@@ -51,23 +59,11 @@ def _uniqueness(
     return constraints, indexes
 
 
-def _rows(engine: Engine) -> list[tuple[object, ...]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(text(f"SELECT * FROM {TABLE} ORDER BY id"))]
-
-
-def _intact(engine: Engine) -> None:
-    if engine.dialect.name == "sqlite":
-        with engine.connect() as connection:
-            assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
-
-
-def _write_both_kinds(engine: Engine, local_store: LocalObjectStore, signer: Signer) -> Fleet:
+def _write_both_kinds(engine: Engine, local_store: LocalObjectStore, signer: Signer) -> None:
     """A record holding its own envelope and two records of one batch."""
     fleet = Fleet(make_session_factory(engine), local_store, signer)
     fleet.render(b"kind: ConfigMap\n")
     fleet.render_batch("api", {"prod": b"kind: Secret\n", "staging": b"kind: Service\n"})
-    return fleet
 
 
 def _copy_of_a_record(engine: Engine, *, batch: bool, **changes: object) -> dict[str, object]:
@@ -83,14 +79,14 @@ def test_batch_records_become_unique_by_subject_and_own_envelopes_by_digest_then
 ) -> None:
     migrate.upgrade(empty_url, BEFORE)
     _write_both_kinds(empty_engine, local_store, signer)
-    rows, sql = _rows(empty_engine), sqlite_tables_sql(empty_engine, (TABLE,))
-    assert len(rows) == 3
+    rows, sql = table_rows(empty_engine, (TABLE,)), sqlite_tables_sql(empty_engine, (TABLE,))
+    assert len(rows[TABLE]) == 3
     assert _uniqueness(empty_engine) == (OLD_UNIQUE, OLD_INDEXES)
 
     migrate.upgrade(empty_url)
     assert _uniqueness(empty_engine) == (set(), NEW_INDEXES)
-    assert _rows(empty_engine) == rows
-    _intact(empty_engine)
+    assert table_rows(empty_engine, (TABLE,)) == rows
+    assert_sqlite_intact(empty_engine)
     if empty_engine.dialect.name == "sqlite":  # the constraint's automatic index is gone with it
         with empty_engine.connect() as connection:
             names = connection.scalars(
@@ -106,13 +102,13 @@ def test_batch_records_become_unique_by_subject_and_own_envelopes_by_digest_then
     same_envelope = _copy_of_a_record(empty_engine, batch=False)
     with pytest.raises(IntegrityError), empty_engine.begin() as connection:
         connection.execute(insert(table).values(same_envelope))
-    assert _rows(empty_engine) == rows
+    assert table_rows(empty_engine, (TABLE,)) == rows
 
     migrate.downgrade(empty_url, BEFORE)
     assert _uniqueness(empty_engine) == (OLD_UNIQUE, OLD_INDEXES)
     assert sqlite_tables_sql(empty_engine, (TABLE,)) == sql
-    assert _rows(empty_engine) == rows
-    _intact(empty_engine)
+    assert table_rows(empty_engine, (TABLE,)) == rows
+    assert_sqlite_intact(empty_engine)
     # a batch row's envelope digest on a row of another batch: refused again
     other_batch = _copy_of_a_record(empty_engine, batch=True, batch_envelope="e" * 64)
     with pytest.raises(IntegrityError), empty_engine.begin() as connection:
@@ -132,7 +128,7 @@ def test_downgrading_below_0026_is_refused_while_two_records_share_an_envelope_d
     twin = _copy_of_a_record(empty_engine, batch=True, batch_envelope="e" * 64)  # its digest, another batch
     with empty_engine.begin() as connection:
         connection.execute(insert(EvidenceRecord.__table__).values(twin))
-    rows = _rows(empty_engine)
+    rows = table_rows(empty_engine, (TABLE,))
     empty_engine.dispose()
 
     output = refused_downgrade(storage_cli, empty_url, tmp_path, BEFORE)
@@ -140,7 +136,7 @@ def test_downgrading_below_0026_is_refused_while_two_records_share_an_envelope_d
     assert "stays at 0026" in output
     assert migrate.current_revision(empty_engine) == "0026"
     assert _uniqueness(empty_engine) == (set(), NEW_INDEXES)
-    assert _rows(empty_engine) == rows
+    assert table_rows(empty_engine, (TABLE,)) == rows
 
 
 def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrates_both_ways(
@@ -154,7 +150,7 @@ def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrat
     with sqlite_defensive_mode():
         engine = create_farm_engine(url)
         _write_both_kinds(engine, local_store, signer)
-        rows = _rows(engine)
+        rows = table_rows(engine, (TABLE,))
         migrate.upgrade(url)
         assert "evidence_records keeps its unique envelope_digest (revision 0026)" in capfd.readouterr().err
         assert migrate.current_revision(engine) == migrate.HEAD_REVISION
@@ -162,8 +158,8 @@ def test_an_sqlite_in_defensive_mode_keeps_the_unique_envelope_digest_and_migrat
         Fleet(make_session_factory(engine), local_store, signer).render_batch(
             "worker", {"prod": b"kind: Job\n"}
         )
-        assert len(_rows(engine)) == len(rows) + 1
+        assert len(table_rows(engine, (TABLE,))[TABLE]) == len(rows[TABLE]) + 1
         migrate.downgrade(url, BEFORE)
         assert _uniqueness(engine) == (OLD_UNIQUE, OLD_INDEXES)
-        _intact(engine)
+        assert_sqlite_intact(engine)
         engine.dispose()

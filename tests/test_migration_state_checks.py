@@ -6,8 +6,15 @@ they refuse and accept the same states, every row stays, and a downgrade restore
 from __future__ import annotations
 
 import pytest
-from conftest_store import DatabaseFactory, Fleet, sqlite_defensive_mode, sqlite_tables_sql, table_rows
-from sqlalchemy import Engine, inspect, text, update
+from conftest_store import (
+    DatabaseFactory,
+    Fleet,
+    assert_sqlite_intact,
+    sqlite_defensive_mode,
+    sqlite_tables_sql,
+    table_rows,
+)
+from sqlalchemy import Engine, inspect, update
 from sqlalchemy.exc import IntegrityError
 
 from farm.evidence.signing import Signer
@@ -70,9 +77,7 @@ def test_state_checks_become_comparisons_accepting_the_same_states_then_lists_ag
     assert all(not _listed(check) and " OR " in check.upper() for check in compared.values())
     assert "'completed_with_failures'" in compared["fleet_runs"] and "'cached'" in compared["render_targets"]
     assert table_rows(empty_engine, TABLES) == rows
-    if empty_engine.dialect.name == "sqlite":
-        with empty_engine.connect() as connection:
-            assert connection.scalar(text("PRAGMA integrity_check")) == "ok"
+    assert_sqlite_intact(empty_engine)
     _refuses_a_state_it_does_not_know(fleet, run_id, target_id)
     _accepts_every_state(fleet, target_id)
 
