@@ -435,7 +435,8 @@ _POSTGRESQL_FINISH = (
     " error_message = v.message, output_digest = v.output, finished_at = %s"
     " FROM unnest(%b::varchar[], %b::varchar[], %b::varchar[], %b::varchar[], %b::text[])"
     " AS v(id, state, output, code, message)"
-    " WHERE render_targets.id = v.id AND render_targets.state = 'queued' AND EXISTS (SELECT FROM job))"
+    " WHERE render_targets.id = v.id AND render_targets.job_id = %s AND render_targets.state = 'queued'"
+    " AND EXISTS (SELECT FROM job))"
     " SELECT count(*) FROM job"
 )
 
@@ -468,6 +469,7 @@ def finish_job(
                     [result.output_digest for result in results],
                     [result.error_code for result in results],
                     [result.error_message for result in results],
+                    job_id,
                 ),
             )
             return cursor.fetchone()[0] == 1
