@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from farm.identity.canonical import (
     CanonicalJSONError,
@@ -76,3 +79,56 @@ def test_hex_digest_must_be_lowercase_and_64_characters() -> None:
     assert not is_hex_digest("sha256:" + digest)
     with pytest.raises(ValueError, match="application_digest"):
         require_hex_digest(digest.upper(), "application_digest")
+
+
+# The bytes are json.dumps' (the module's definition), whichever writer writes them: orjson for a
+# value with no float, json.dumps otherwise.
+def _json_dumps(value: object) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)  # every code point a str may hold but surrogates
+_FLOATLESS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_FLOATLESS)
+def test_a_value_without_a_float_has_json_dumps_bytes_checked_or_not(value: object) -> None:
+    expected = _json_dumps(value)
+    assert canonical_json(value) == expected
+    assert canonical_json(value, checked=False, floatless=True) == expected
+
+
+def test_every_control_character_and_line_separator_is_written_as_json_dumps_writes_it() -> None:
+    text = "".join(chr(code) for code in range(0x80)) + "\u2028\u2029\ufeff€𝄞"
+    assert canonical_json({text: [text]}) == _json_dumps({text: [text]})
+
+
+@pytest.mark.parametrize("number", [1e16, 1e-07, 1e-05, 0.1, -0.0, 123456789.125, 5e-324])
+def test_a_float_is_written_as_python_writes_it_wherever_it_sits(number: float) -> None:
+    value = {"a": [1, {"b": number}], "c": "d"}
+    assert canonical_json(value) == _json_dumps(value)
+    assert repr(number).encode() in canonical_json(value)
+
+
+def test_an_integer_beyond_64_bits_is_written_whole_even_on_a_caller_s_word() -> None:
+    value = {"n": 2**64 + 1, "m": -(2**63) - 1}
+    assert canonical_json(value) == b'{"m":-9223372036854775809,"n":18446744073709551617}'
+    assert canonical_json(value, checked=False, floatless=True) == canonical_json(value)
+
+
+def test_a_statement_with_a_float_in_its_predicate_writes_it_as_python_writes_it() -> None:
+    from farm.evidence.statement import Subject, build_statement
+
+    subject = Subject("render:app/cluster", "a" * 64)
+    with_float = build_statement([subject], "https://example.test/p", {"seconds": 1e-05})
+    without = build_statement([subject], "https://example.test/p", {"seconds": 3})
+    assert b'"seconds":1e-05' in with_float.to_bytes()
+    assert (with_float.floatless, without.floatless) == (False, True)
+    assert without.to_bytes() == _json_dumps(without.to_json())

@@ -99,7 +99,7 @@ def _parse_signature(item: object, index: int) -> Signature:
 
 def _json_string(text: str) -> bytes:
     """``text`` as canonical JSON writes it."""
-    return canonical_json(text, checked=False)
+    return canonical_json(text, checked=False, floatless=True)
 
 
 def _b64encode(data: bytes) -> str:

@@ -7,7 +7,7 @@ unknown fields, other digest algorithms and uppercase hex are refused rather tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from farm.evidence.errors import EvidenceError, require_exact_keys, strict_json_loads
@@ -28,6 +28,8 @@ class Statement:
     subjects: tuple[Subject, ...]
     predicate_type: str
     predicate: dict[str, Any]
+    # built from a predicate known to hold no float: its bytes need no walk (``canonical_json``)
+    floatless: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,7 +42,7 @@ class Statement:
     def to_bytes(self) -> bytes:
         # Every Statement comes from build_statement (its predicate checked) or parse_statement
         # (decoded JSON), so its JSON form needs no second validation walk.
-        return canonical_json(self.to_json(), checked=False)
+        return canonical_json(self.to_json(), checked=False, floatless=self.floatless)
 
 
 def build_statement(
@@ -53,9 +55,9 @@ def build_statement(
         raise ValueError("statement: at least one subject is required")
     for subject in subjects:
         require_hex_digest(subject.sha256, f"statement subject {subject.name!r}")
-    if check_predicate:
-        check_json_value(predicate)  # fail now, naming the path, rather than when signing
-    return Statement(tuple(subjects), predicate_type, predicate)
+    # fail now, naming the path, rather than when signing; an unchecked predicate holds strings
+    floats = check_json_value(predicate) if check_predicate else False
+    return Statement(tuple(subjects), predicate_type, predicate, floatless=not floats)
 
 
 def parse_statement(payload: bytes) -> Statement:
