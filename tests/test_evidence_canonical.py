@@ -132,3 +132,21 @@ def test_a_statement_with_a_float_in_its_predicate_writes_it_as_python_writes_it
     assert b'"seconds":1e-05' in with_float.to_bytes()
     assert (with_float.floatless, without.floatless) == (False, True)
     assert without.to_bytes() == _json_dumps(without.to_json())
+
+
+def test_a_digest_checked_before_is_still_told_apart_from_its_near_misses() -> None:
+    digest = hashlib.sha256(b"seen").hexdigest()
+    for _ in range(3):  # asked again, it answers from the digests seen lately
+        assert is_hex_digest(digest)
+    for near in (digest.upper(), digest + "\n", digest[:-1], digest[:-1] + "g", " " + digest[1:]):
+        assert not is_hex_digest(near)
+    assert not is_hex_digest(digest.encode())
+    assert is_hex_digest(type("Text", (str,), {})(digest))  # a str subclass is checked, not looked up
+
+
+def test_the_digests_seen_lately_are_bounded() -> None:
+    from farm.identity import canonical
+
+    for number in range(3 * canonical._HEX_DIGESTS_KEPT):
+        assert is_hex_digest(hashlib.sha256(str(number).encode()).hexdigest())
+    assert len(canonical._HEX_DIGESTS_SEEN) <= canonical._HEX_DIGESTS_KEPT

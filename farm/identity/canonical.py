@@ -79,7 +79,22 @@ def digest_of(value: Any) -> str:
 
 def is_hex_digest(text: object) -> bool:
     """True for exactly 64 lowercase hex characters (uppercase is refused, not normalised)."""
-    return isinstance(text, str) and _HEX_DIGEST.fullmatch(text) is not None
+    if type(text) is not str:
+        return isinstance(text, str) and _HEX_DIGEST.fullmatch(text) is not None
+    if text in _HEX_DIGESTS_SEEN:
+        return True
+    if _HEX_DIGEST.fullmatch(text) is None:
+        return False
+    if len(_HEX_DIGESTS_SEEN) >= _HEX_DIGESTS_KEPT:
+        _HEX_DIGESTS_SEEN.clear()
+    _HEX_DIGESTS_SEEN.add(text)
+    return True
+
+
+# The digests found well-formed lately: a worker checks each of a target's digests several times
+# (its inputs, its statement, its blob's key), and a set look-up costs a seventh of the pattern's.
+_HEX_DIGESTS_SEEN: set[str] = set()
+_HEX_DIGESTS_KEPT = 4096
 
 
 def require_hex_digest(text: object, what: str) -> str:
