@@ -111,6 +111,26 @@ def test_a_descriptor_with_an_unknown_field_or_another_layout_is_refused() -> No
         decode_request(request.descriptor_bytes.replace(b",", b", ", 1), blobs.__getitem__)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # what orjson refuses goes to json.loads, which parses it or refuses it as it always did
+        ((b'"requestVersion":', b'"requestVersion":18446744073709551617,"x":'), "expected the fields"),
+        ((b'"requestVersion":', b'"requestVersion":NaN,"x":'), "expected the fields"),
+        ((b"{", b"\xef\xbb\xbf{"), "canonical"),  # json.loads reads past a byte order mark
+        ((b"{", b"{{"), "not JSON"),
+        ((b'"app":', b'"app":"\xff",'), "not JSON"),
+    ],
+)
+def test_a_descriptor_orjson_cannot_parse_is_read_or_refused_as_json_loads_reads_it(
+    change: tuple[bytes, bytes], message: str
+) -> None:
+    request = _request()
+    blobs = _store(request)
+    with pytest.raises(RequestError, match=message):
+        decode_request(request.descriptor_bytes.replace(*change, 1), blobs.__getitem__)
+
+
 def test_known_digests_are_never_carried_over_by_replace() -> None:
     known = RenderRequest.with_known_digests({"app": "0" * 64}, app=APP, cluster_profile=PROFILE)
     assert known.descriptor()["app"] == "0" * 64
