@@ -8,7 +8,9 @@ in one run:
 
 - core-only: ``farm.core.render.render`` over the same targets, one after the other, in this process
   (the baseline of every ratio); and again through one ``DocumentMemo``, each document parsed
-  once, as the farm's workers render (the local ratio to it is printed beside);
+  once, as the farm's workers render (the local ratio to it is printed beside); both timed again
+  after the farm's runs, with their drift (``core_drift_percent``): on a shared machine whose
+  speed moves over minutes, the drift says how far one bench's ratios can be trusted;
 - ``farm run`` with the local executor (embedded SQLite under a temporary FARM_HOME, process pool
   on every core);
 - ``farm run`` with the Celery executor: one worker with 2 pool processes, a PostgreSQL database
@@ -671,6 +673,27 @@ def celery_history(
     }
 
 
+def core_again(
+    root: Path, targets: list[Target], core_seconds: float, core_memo_cpu: float
+) -> dict[str, float]:
+    """The core-only renders timed again once the farm's runs are done, printed and returned as
+    ``core_*_after`` figures with their drift from the first timing: on a machine whose speed
+    moves over minutes (a shared host), a ratio is only as steady as its denominator, and the
+    drift says how far to trust one bench's ratios. The ratios keep the first timing."""
+    seconds, _, memo_cpu = time_core_only(root, targets)
+    drift = 100 * (seconds / core_seconds - 1)
+    print(
+        f"core only, again after the runs: {seconds:8.2f} s ({drift:+.1f} % from the first timing; "
+        f"with a document memo {memo_cpu:.2f} CPU-s, {100 * (memo_cpu / core_memo_cpu - 1):+.1f} %)"
+    )
+    return {
+        "core_only_seconds_after": round(seconds, 3),
+        "core_memo_cpu_seconds_after": round(memo_cpu, 3),
+        "core_drift_percent": round(drift, 1),
+        "core_memo_drift_percent": round(100 * (memo_cpu / core_memo_cpu - 1), 1),
+    }
+
+
 def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_cpu_seconds: float, n: int) -> float:
     """The farm's CPU per rendered target beyond the render itself, in milliseconds: its processes'
     CPU during a full run less the CPU of the core's renders of the same targets with a document
@@ -1144,6 +1167,7 @@ def main() -> int:
         if not options.no_plan:
             figures |= bench_plan(work, options.clusters)
         if options.local_only:
+            figures |= core_again(catalog, targets, core_seconds, core_memo_cpu)
             figures["bench_seconds"] = round(time.perf_counter() - started, 1)
             print(json.dumps(figures, sort_keys=True))
             return 0
@@ -1235,6 +1259,7 @@ def main() -> int:
             f"peak worker RSS, celery:       {celery_memory.peak_child_mib:8.1f} MiB per process, "
             f"{celery_memory.peak_tree_mib:.1f} MiB for the worker and its pool"
         )
+        figures |= core_again(catalog, targets, core_seconds, core_memo_cpu)
 
     figures |= {
         "celery_processes": options.celery_processes,
