@@ -20,8 +20,8 @@ float (orjson writes ``1e-7`` and ``0.00001`` where Python writes ``1e-07`` and 
 integer beyond 64 bits (orjson refuses those). Every other value goes through ``json.dumps``.
 Keys sorted by code point and by UTF-8 bytes are in the same order, and both escape exactly
 ``"``, ``\\`` and the control characters, the same way (``tests/test_evidence_canonical.py``
-compares the two). The farm's instructions per rendered target beyond the render fell by about
-5 % with orjson (docs/performance.md).
+compares the two). Written by orjson, a pool worker's instructions per rendered target fell by
+about 5 % (docs/performance.md).
 """
 
 from __future__ import annotations
