@@ -681,16 +681,16 @@ def core_again(
     moves over minutes (a shared host), a ratio is only as steady as its denominator, and the
     drift says how far to trust one bench's ratios. The ratios keep the first timing."""
     seconds, _, memo_cpu = time_core_only(root, targets)
-    drift = 100 * (seconds / core_seconds - 1)
+    drift, memo_drift = 100 * (seconds / core_seconds - 1), 100 * (memo_cpu / core_memo_cpu - 1)
     print(
         f"core only, again after the runs: {seconds:8.2f} s ({drift:+.1f} % from the first timing; "
-        f"with a document memo {memo_cpu:.2f} CPU-s, {100 * (memo_cpu / core_memo_cpu - 1):+.1f} %)"
+        f"with a document memo {memo_cpu:.2f} CPU-s, {memo_drift:+.1f} %)"
     )
     return {
         "core_only_seconds_after": round(seconds, 3),
         "core_memo_cpu_seconds_after": round(memo_cpu, 3),
         "core_drift_percent": round(drift, 1),
-        "core_memo_drift_percent": round(100 * (memo_cpu / core_memo_cpu - 1), 1),
+        "core_memo_drift_percent": round(memo_drift, 1),
     }
 
 
