@@ -11,6 +11,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from celery import Task
 from celery.signals import worker_process_init
 
+import farm.build.handlers  # noqa: F401 - every handler loaded before the pool forks
 from farm.audit.service import scheduled_audit
 from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import KeyFileError, Signer, load_configured_signer

@@ -19,10 +19,12 @@ import sys
 from collections.abc import Sequence
 
 # What a pool worker imports before its first job: the job runner with the core, evidence and
-# store stacks it pulls in, the storage and key loaders of the worker's initializer, and the
-# SQLite driver SQLAlchemy loads when the worker opens its engine.
+# store stacks it pulls in, every handler of the core (its render child forks with them), the
+# storage and key loaders of the worker's initializer, and the SQLite driver SQLAlchemy loads
+# when the worker opens its engine.
 WORKER_MODULES = (
     "farm.fleet.jobs",
+    "farm.build.handlers",
     "farm.execution.local",
     "farm.store.context",
     "farm.evidence.keys",
