@@ -383,7 +383,35 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
 
 
 def _tree(roots: tuple[int, ...]) -> list[int]:
-    """``roots`` and every process descending from them now."""
+    """``roots`` and every process descending from them now: read from each process's
+    ``/proc/<pid>/task/<tid>/children`` (a few files, where walking all of ``/proc`` took the
+    memory sampler 2.4 ms of CPU every 50 ms, beside the run it measures), or from the whole
+    process table where the kernel does not list children."""
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        return _tree_from_table(roots)
+    found, frontier = [], list(roots)
+    while frontier:
+        pid = frontier.pop()
+        found.append(pid)
+        frontier += _children_of(pid)
+    return found
+
+
+def _children_of(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for thread in threads:
+        try:
+            children += map(int, Path(f"/proc/{pid}/task/{thread}/children").read_text().split())
+        except OSError:
+            continue
+    return children
+
+
+def _tree_from_table(roots: tuple[int, ...]) -> list[int]:
     tree, found, frontier = _children(), [], list(roots)
     while frontier:
         pid = frontier.pop()
