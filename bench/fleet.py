@@ -20,7 +20,8 @@ in one run:
 - both again through ``farm daemon`` (started and warmed up beforehand, as the Celery worker is):
   the local executor with the imports, the pool's workers and their caches already warm, and
   Celery with the planning side warm (on the same catalog with every image retagged, so every
-  target renders again);
+  target renders again); and the local daemon's second full run, after its no-change re-run, on
+  the catalog retagged (``daemon_again_*``): its render children started, as Celery's are then;
 - planning (``farm plan``'s path, the one ``farm run`` plans with) at 2,000 and 100,000 targets,
   in targets per second (``--plan-only`` measures only this, ``--no-plan`` skips it);
 - each as a ratio to (core-only time / cores used): 1.0 would mean the farm adds nothing to the
@@ -566,6 +567,10 @@ class DaemonRuns:
     database_cpu_seconds: float = 0.0  # PostgreSQL's backends' CPU during the full run (Celery)
     write_bytes: int = 0  # what the daemon's tree wrote to storage during the full run
     rerun_write_bytes: int = 0  # and during the no-change re-run
+    # a second full run after the no-change re-run, every image retagged (``again``)
+    again_seconds: float | None = None
+    again_cpu_seconds: float | None = None
+    again_farm_cpu_seconds: float | None = None
 
 
 def cpu_figures(
@@ -595,11 +600,15 @@ def _daemon_runs(
     executor: str = "local",
     sampler_root: int | None = None,
     database_url: str | None = None,
+    again: bool = False,
 ) -> DaemonRuns:
     """The full run and the no-change re-run through ``farm daemon``, started (and warmed up)
     beforehand on a migrated database, as the Celery worker is; stopped afterwards. The memory
     sampled is the daemon's tree's (the local pool), or ``sampler_root``'s (the Celery worker),
-    whose CPU counts as the farm's too; ``database_url``: PostgreSQL's backends' CPU is measured."""
+    whose CPU counts as the farm's too; ``database_url``: PostgreSQL's backends' CPU is measured.
+    With ``again``, then a second full run with every image retagged: a resident daemon's run
+    after its first (its render children started, its database file and log grown), as the
+    Celery leg through the daemon meets its worker after the Celery leg's own runs."""
     farm = Farm(env, work, database_url=database_url)
     farm.run("db", "upgrade")
     started = farm.run("daemon", "start", "--idle", "600").stdout  # "… (pid N); log: …"
@@ -614,8 +623,16 @@ def _daemon_runs(
         database_cpu_seconds = farm.last_database_cpu_seconds
         write_bytes = farm.last_write_bytes
         rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n}, cpu_roots=roots)
+        rerun_cpu_seconds, rerun_write_bytes = farm.last_cpu_seconds, farm.last_write_bytes
+        again_seconds = again_cpu_seconds = again_farm_cpu_seconds = None
+        if again:
+            retag_catalog(catalog, "daemon-again")
+            again_seconds, _ = farm.timed_run(catalog, executor, {"succeeded": n}, cpu_roots=roots)
+            again_cpu_seconds, again_farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
         served = farm.run("daemon", "status").stdout
-        if "2 commands served" not in served:  # both runs must have gone through the daemon
+        if (
+            f"{3 if again else 2} commands served" not in served
+        ):  # every run must have gone through the daemon
             raise RuntimeError(f"the daemon did not serve both runs: {served}")
     finally:
         farm.run("daemon", "stop")
@@ -624,13 +641,37 @@ def _daemon_runs(
         seconds,
         rerun_seconds,
         cpu_seconds,
-        farm.last_cpu_seconds,
+        rerun_cpu_seconds,
         memory,
         farm_cpu_seconds,
         database_cpu_seconds,
         write_bytes,
-        farm.last_write_bytes,
+        rerun_write_bytes,
+        again_seconds,
+        again_cpu_seconds,
+        again_farm_cpu_seconds,
     )
+
+
+def again_figures(
+    daemon: DaemonRuns, floor: float, core_seconds: float, core_memo_cpu: float, n: int
+) -> dict[str, float]:
+    """Prints, and returns as ``daemon_again_*`` figures, the daemon's second full run."""
+    if daemon.again_seconds is None or daemon.again_farm_cpu_seconds is None:
+        return {}
+    farm_ms = farm_cpu_per_target_ms(daemon.again_farm_cpu_seconds, core_memo_cpu, n)
+    print(
+        f"  again, every image retagged: {daemon.again_seconds:8.2f} s  ratio {daemon.again_seconds / floor:.2f} "
+        f"(the daemon's second full run); farm CPU per target beyond the render {farm_ms:.3f} ms"
+    )
+    figures = {
+        "daemon_again_seconds": round(daemon.again_seconds, 3),
+        "daemon_again_ratio": round(daemon.again_seconds / floor, 2),
+        "daemon_again_farm_cpu_ms_per_target": farm_ms,
+    }
+    if daemon.again_cpu_seconds is not None:
+        figures["daemon_again_cpu_ratio"] = round(daemon.again_cpu_seconds / core_seconds, 2)
+    return figures
 
 
 def retag_catalog(root: Path, tag: str = "retagged") -> None:
@@ -761,7 +802,7 @@ def sqlite_bytes(home: Path) -> int:
 
 
 def job_timeline(home: Path) -> dict[str, float]:
-    """How the jobs of the last run that had any used the pool, read from its rows in the SQLite
+    """How the jobs of the first run that had any used the pool, read from its rows in the SQLite
     database under ``home`` (``render_jobs``: when each was claimed and recorded, by which worker):
     the seconds from the start of the run's planning to its first claim, how many workers held a
     job on average, and the time a worker spent holding none (committing the last, waiting for
@@ -777,7 +818,7 @@ def job_timeline(home: Path) -> dict[str, float]:
         run = connection.execute(
             "SELECT fleet_runs.id, fleet_runs.created_at FROM fleet_runs "
             "WHERE EXISTS (SELECT 1 FROM render_jobs WHERE render_jobs.run_id = fleet_runs.id) "
-            "ORDER BY fleet_runs.created_at DESC LIMIT 1"
+            "ORDER BY fleet_runs.created_at LIMIT 1"
         ).fetchone()
         if run is None:
             return {}
@@ -1115,7 +1156,7 @@ def main() -> int:
             f"{local_memory.peak_tree_mib:.1f} MiB for farm run and its pool"
         )
         daemon = _daemon_runs(
-            _base_env(source) | {"FARM_HOME": str(work / "daemon-home")} | batch, work, catalog, n
+            _base_env(source) | {"FARM_HOME": str(work / "daemon-home")} | batch, work, catalog, n, again=True
         )
         daemon_seconds, daemon_rerun_seconds, daemon_memory = (
             daemon.seconds,
@@ -1141,6 +1182,7 @@ def main() -> int:
                 f"{timeline['gap_percent_of_span']:.1f} % of their span"
             )
             cpu |= {f"daemon_{name}": value for name, value in timeline.items()}
+        cpu |= again_figures(daemon, local_floor, core_seconds, core_memo_cpu, n)
         print(
             f"peak worker RSS, daemon:       {daemon_memory.peak_child_mib:8.1f} MiB per process, "
             f"{daemon_memory.peak_tree_mib:.1f} MiB for the daemon and its pool"
