@@ -7,6 +7,7 @@ through hashing (each application and ClusterProfile is hashed once) and bulk st
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,8 +29,11 @@ from farm.store.runs import (
     CachedFailure,
     cached_failures,
     cached_outputs,
+    copy_answered_targets,
+    discard_targets,
     finalize_run,
     insert_run,
+    latest_fleet_run,
 )
 from farm.store.snapshots import persist_requests, persisting_snapshot
 
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from farm.evidence.keys import TrustedSigners
 
 DEFAULT_BATCH_SIZE = 50
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,28 @@ def plan_run(
         raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
     version = core_version()
     run_id, now = new_id(), utcnow()
+    run = {
+        "id": run_id,
+        "snapshot_digest": snapshot.digest,
+        "kind": RunKind(kind).value,
+        "fleet": snapshot.name,
+        "trigger": Trigger(trigger).value,
+        "core_version": version,
+        "selection_policy": "default",
+        "state": RunState.RUNNING.value,
+        "created_at": now,
+        "started_at": now,
+        "owner": owner,
+    }
     with session_scope(storage.sessions) as session:
+        if (
+            kind == RunKind.FLEET
+            and target_requests is None
+            and _answered_as_before(storage, session, snapshot, run)
+        ):
+            total = len(snapshot.target_requests)
+            _count_cache_lookups(hits=total, misses=0)
+            return PlannedRun(run_id, snapshot.digest, [], total, total)
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets: list[list[Any]] = []
@@ -223,30 +249,62 @@ def plan_run(
             for _, _, row in batch:
                 row[_JOB_ID] = job["id"]
             jobs.append(job)
-        run = {
-            "id": run_id,
-            "snapshot_digest": snapshot.digest,
-            "kind": RunKind(kind).value,
-            "fleet": snapshot.name,
-            "trigger": Trigger(trigger).value,
-            "core_version": version,
-            "selection_policy": "default",
-            "state": RunState.RUNNING.value,
-            "created_at": now,
-            "started_at": now,
-            "owner": owner,
-        }
         if jobs and before_work is not None:
             before_work()
         insert_run(session, run, jobs, targets)
-        from farm.metrics import count_cache_lookups  # prometheus_client, only once a run is planned
-
-        count_cache_lookups(hits=len(targets) - len(to_render) - refused, misses=len(to_render))
+        _count_cache_lookups(hits=len(targets) - len(to_render) - refused, misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)
     queued = [(job["id"], job["batch_key"]) for job in jobs]
     cached = len(targets) - len(to_render) - refused
     return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
+
+
+def _answered_as_before(
+    storage: Storage, session: Session, snapshot: CatalogSnapshot, run: dict[str, Any]
+) -> bool:
+    """Record ``run`` as a re-run of a catalog unchanged since the fleet's last complete run, when
+    the caches answer every target again: True when recorded (every target cached, the run
+    complete), False when the plan must be made target by target.
+
+    The last run must be of the same snapshot on the same core version and have completed without
+    a failure: its targets are then this run's, with the same request packs and action keys. Its
+    rows are copied in one statement, each with what the action cache holds for its key now
+    (``copy_answered_targets``), where planning would key every target, ask the cache for each
+    key and build and insert each row (at 100,000 targets, most of a no-change run). A target the
+    cache no longer answers, or whose output's blob is gone, leaves the copy undone."""
+    if snapshot.has_problems or snapshot.refused:
+        return False
+    earlier = latest_fleet_run(session, storage.objects, snapshot.name)
+    if (
+        earlier is None
+        or earlier.snapshot_digest != snapshot.digest
+        or earlier.core_version != run["core_version"]
+        or earlier.state != RunState.COMPLETED.value
+    ):
+        return False
+    now = run["created_at"]
+    copied, outputs = copy_answered_targets(
+        session, earlier.id, run["id"], snapshot.request_pack_digests, now
+    )
+    if copied != len(snapshot.target_requests) or storage.objects.missing(outputs):
+        discard_targets(session, run["id"])
+        return False
+    insert_run(session, run, [], [])
+    finalize_run(session, run["id"], now=now)
+    log.info(
+        "run %s: the catalog is unchanged since run %s; its %d targets answered as then",
+        run["id"],
+        earlier.id,
+        copied,
+    )
+    return True
+
+
+def _count_cache_lookups(*, hits: int, misses: int) -> None:
+    from farm.metrics import count_cache_lookups  # prometheus_client, only once a run is planned
+
+    count_cache_lookups(hits=hits, misses=misses)
 
 
 def _refused_row(run_id: str, target: Target, problem: Problem, now: datetime) -> list[Any]:

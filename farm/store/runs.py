@@ -50,6 +50,7 @@ from farm.store.models import (
     RenderTarget,
     RunKind,
     RunState,
+    new_ids,
     utcnow,
 )
 from farm.store.objects import ObjectStore
@@ -164,6 +165,74 @@ def _failure_keys_if_few(session: Session, asked: int) -> set[str] | None:
     limit = asked // 4
     held = session.scalars(select(FailedAction.action_key).limit(limit + 1)).all()
     return None if len(held) > limit else set(held)
+
+
+# A target row copied from an earlier run whose every target the action cache answers again, as
+# ``cached_outputs`` answers it (the entry's evidence record about the same key and output), its
+# request pack the one the snapshot names for its application (the packs bound as JSON, as
+# application → digest): ``copy_answered_targets``. Its id is the run's UUIDv7 prefix and a
+# counter in the earlier run's order (as ``new_ids`` makes them).
+_COPY_ANSWERED = (
+    "INSERT INTO render_targets (id, run_id, job_id, application, cluster_profile, selection,"
+    " request_digest, request_pack, action_key, state, error_code, error_message, output_digest,"
+    " created_at, finished_at)"
+    " SELECT ? || {counter}, ?, NULL, p.application, p.cluster_profile, p.selection, p.request_digest,"
+    f" p.request_pack, p.action_key, '{JobState.CACHED.value}', NULL, NULL, a.output_digest, ?, ?"
+    # each application's rows of the earlier run, through the unique index that starts with
+    # (run_id, application): SQLite keeps the packs as the outer loop only when told (CROSS JOIN)
+    " FROM {packs} AS k {join} render_targets AS p"
+    " ON p.run_id = ? AND p.application = k.key AND p.request_pack = k.value"
+    " JOIN action_cache AS a ON a.action_key = p.action_key"
+    " JOIN evidence_records AS e ON e.id = a.evidence_id"
+    " WHERE e.action_key = a.action_key AND e.subject_digest = a.output_digest"
+    " ORDER BY p.id"  # the new ids ascending: each index entry of the copy appended, not inserted
+)
+_COUNTER = "row_number() OVER (ORDER BY p.id) - 1"
+_COPY_ANSWERED_SQL = {
+    "sqlite": _COPY_ANSWERED.format(
+        counter=f"printf('%08x', {_COUNTER})", packs="json_each(?)", join="CROSS JOIN"
+    ),
+    "postgresql": _COPY_ANSWERED.format(
+        counter=f"lpad(to_hex({_COUNTER}), 8, '0')", packs="jsonb_each_text(CAST(? AS jsonb))", join="JOIN"
+    ),
+}
+
+
+def copy_answered_targets(
+    session: Session, earlier_run: str, run_id: str, packs: Mapping[str, str], now: datetime
+) -> tuple[int, set[str]]:
+    """Write the target rows of ``run_id`` as copies of ``earlier_run``'s, each ``cached`` with the
+    output the action cache holds for its key now, in one statement: the rows of a run of the
+    snapshot ``earlier_run`` rendered, on the same core version, where the planner would have
+    asked the cache for each key and built each row. ``packs`` is the snapshot's request pack per
+    application. Only the targets the cache answers are copied; returns how many, and the outputs
+    they name (whose blobs the caller checks). ``discard_targets`` removes them again."""
+    connection = _core(session)
+    dialect = connection.dialect
+    prefix = new_ids(1)[0][:24]
+    moment = bind_moment(dialect, now)
+    with driver_cursor(connection) as cursor:
+        cursor.execute(
+            placeholders(dialect, _COPY_ANSWERED_SQL[dialect.name]),
+            (prefix, run_id, moment, moment, json.dumps(dict(packs)), earlier_run),
+        )
+        copied = cursor.rowcount
+        cursor.execute(
+            placeholders(dialect, "SELECT DISTINCT output_digest FROM render_targets WHERE run_id = ?"),
+            (run_id,),
+        )
+        outputs = {digest for (digest,) in cursor.fetchall()}
+    return copied, outputs
+
+
+def discard_targets(session: Session, run_id: str) -> None:
+    """Delete the target rows of a run not recorded yet (a copy ``copy_answered_targets`` made that
+    the caller does not keep)."""
+    connection = _core(session)
+    with driver_cursor(connection) as cursor:
+        cursor.execute(
+            placeholders(connection.dialect, "DELETE FROM render_targets WHERE run_id = ?"), (run_id,)
+        )
 
 
 # The columns of a target row given as a sequence (``insert_run``), in this order.
