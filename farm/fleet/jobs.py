@@ -50,7 +50,7 @@ from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
 from farm.store.context import Storage
-from farm.store.db import Connection, session_scope, write_turn
+from farm.store.db import Connection, job_plans_kept, session_scope, write_turn
 from farm.store.models import JobState
 from farm.store.objects import ObjectStore, ObjectStoreUnavailableError
 from farm.store.outputs import put_manifests, record_failures, record_outputs
@@ -117,7 +117,8 @@ def run_jobs(
     are in the jobs' order."""
     outcomes: list[JobOutcome] = []
     held: list[_Started] = []  # claimed by this worker, not recorded yet
-    with storage.engine.connect() as connection:  # the jobs' transactions share one pooled connection
+    # the jobs' transactions share one pooled connection, their statements planned once on it
+    with storage.engine.connect() as connection, job_plans_kept(connection):
 
         def record(started: _Started) -> None:
             outcomes.append(_record(storage, signer, started, worker, connection))

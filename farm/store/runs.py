@@ -105,13 +105,19 @@ class CachedFailure:
     envelope: bytes | None = None
 
 
+# An action cache entry ``a`` whose evidence record ``e`` (``e.id = a.evidence_id``) is about the
+# same key and the same output. Compared as one string (keys and digests are hex: the space cannot
+# be part of either), so that the only index of ``evidence_records`` a plan can use here is its
+# primary key: a job's generic plan (``farm.store.db.job_plans_kept``), made while the tables were
+# empty, read ``ix_evidence_records_subject_digest`` instead, every record ever signed for the
+# output, a number that grows with the history.
+SIGNED_FOR_ENTRY = "e.action_key || ' ' || e.subject_digest = a.action_key || ' ' || a.output_digest"
 # The action cache's answer for keys (``{}``: the condition on ``a.action_key``): only an entry
 # whose evidence record is about the same key and the same output. Planning binds its keys as one
 # parameter (as ``among`` does); a job's recording lists them (``farm.store.outputs``).
 CACHED_LOOKUP = (
     "SELECT a.action_key, a.output_digest FROM action_cache AS a JOIN evidence_records AS e"
-    " ON e.id = a.evidence_id WHERE a.action_key {} AND e.action_key = a.action_key"
-    " AND e.subject_digest = a.output_digest"
+    f" ON e.id = a.evidence_id WHERE a.action_key {{}} AND {SIGNED_FOR_ENTRY}"
 )
 _SQLITE_CACHED_AMONG = CACHED_LOOKUP.format("IN (SELECT value FROM json_each(?))")
 _POSTGRESQL_CACHED_AMONG = CACHED_LOOKUP.format("= ANY(string_to_array(%s, ','))")  # as ``among`` binds
@@ -184,7 +190,7 @@ _COPY_ANSWERED = (
     " ON p.run_id = ? AND p.application = k.key AND p.request_pack = k.value"
     " JOIN action_cache AS a ON a.action_key = p.action_key"
     " JOIN evidence_records AS e ON e.id = a.evidence_id"
-    " WHERE e.action_key = a.action_key AND e.subject_digest = a.output_digest"
+    f" WHERE {SIGNED_FOR_ENTRY}"
     " ORDER BY p.id"  # the new ids ascending: each index entry of the copy appended, not inserted
 )
 _COUNTER = "row_number() OVER (ORDER BY p.id) - 1"
@@ -395,8 +401,8 @@ _OPEN_TARGET_COLUMNS = (
 )
 _OPEN_TARGET_JOINS = (
     " LEFT OUTER JOIN action_cache AS a ON a.action_key = t.action_key AND EXISTS (SELECT 1 FROM"
-    " evidence_records AS e WHERE e.id = a.evidence_id AND e.action_key = a.action_key AND e.subject_digest"
-    " = a.output_digest) LEFT OUTER JOIN failed_actions AS f ON f.action_key = t.action_key"
+    f" evidence_records AS e WHERE e.id = a.evidence_id AND {SIGNED_FOR_ENTRY})"
+    " LEFT OUTER JOIN failed_actions AS f ON f.action_key = t.action_key"
 )
 _SQLITE_CLAIM = (
     f"{_CLAIM_UPDATE} RETURNING id, run_id, application, batch_key,"
