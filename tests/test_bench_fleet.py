@@ -3,7 +3,7 @@ read, found through the kernel's children lists as through the whole process tab
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 import signal
 import subprocess
@@ -18,11 +18,13 @@ _BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def _bench_module() -> ModuleType:
-    sys.path.insert(0, str(_BENCH))  # only while importing: bench/ holds a fleet.py and a core.py
-    try:
-        return importlib.import_module("fleet")
-    finally:
-        sys.path.remove(str(_BENCH))
+    """``bench/fleet.py``, by its path: the name ``fleet`` is the tests' ``fleet`` package."""
+    spec = importlib.util.spec_from_file_location("farm_bench_fleet", _BENCH / "fleet.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 bench = _bench_module()
