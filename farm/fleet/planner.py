@@ -29,6 +29,7 @@ from farm.store.runs import (
     CachedFailure,
     cached_failures,
     cached_outputs,
+    copied_targets,
     copy_answered_targets,
     discard_targets,
     finalize_run,
@@ -180,14 +181,18 @@ def plan_run(
         "owner": owner,
     }
     with session_scope(storage.sessions) as session:
-        if (
-            kind == RunKind.FLEET
-            and target_requests is None
-            and _answered_as_before(storage, session, snapshot, run)
-        ):
-            total = len(snapshot.target_requests)
-            _count_cache_lookups(hits=total, misses=0)
-            return PlannedRun(run_id, snapshot.digest, [], total, total)
+        copied = (
+            _copy_earlier_answers(storage, session, snapshot, run)
+            if kind == RunKind.FLEET and target_requests is None
+            else None
+        )
+        if copied is not None and copied.targets is None:  # the run is answered
+            insert_run(session, run, [], [])
+            finalize_run(session, run_id, now=now)
+            _count_cache_lookups(hits=copied.count, misses=0)
+            return PlannedRun(run_id, snapshot.digest, [], copied.count, copied.count)
+        chosen = target_requests if copied is None else copied.rest(snapshot)
+        already = 0 if copied is None else copied.count
         packs = snapshot.request_pack_digests
         extra_pack = None if target_requests is None else persist_requests(storage.objects, target_requests)
         targets: list[list[Any]] = []
@@ -199,7 +204,7 @@ def plan_run(
                 snapshot,
                 version,
                 storage.objects,
-                target_requests,
+                chosen,
                 trust=lambda: trusted_signers(storage),
             )
         problems = snapshot.has_problems
@@ -252,53 +257,90 @@ def plan_run(
         if jobs and before_work is not None:
             before_work()
         insert_run(session, run, jobs, targets)
-        _count_cache_lookups(hits=len(targets) - len(to_render) - refused, misses=len(to_render))
+        cached = already + len(targets) - len(to_render) - refused
+        _count_cache_lookups(hits=cached, misses=len(to_render))
         if not jobs:
             finalize_run(session, run_id, now=now)
     queued = [(job["id"], job["batch_key"]) for job in jobs]
-    cached = len(targets) - len(to_render) - refused
-    return PlannedRun(run_id, snapshot.digest, queued, cached, len(targets))
+    return PlannedRun(run_id, snapshot.digest, queued, cached, already + len(targets))
 
 
-def _answered_as_before(
+@dataclass(frozen=True)
+class _Copied:
+    """The target rows a run copied from an earlier run (``_copy_earlier_answers``)."""
+
+    earlier: str
+    count: int
+    # (application, cluster, selection) of each, or None when they are every target of the snapshot
+    targets: frozenset[tuple[str, str, str]] | None
+
+    def rest(self, snapshot: CatalogSnapshot) -> list[TargetRequest]:
+        """The snapshot's targets no copied row answers, to plan one by one."""
+        copied = self.targets or frozenset()
+        return [tr for tr in snapshot.target_requests if _target_key(tr.target) not in copied]
+
+
+def _target_key(target: Target) -> tuple[str, str, str]:
+    return (target.application, target.cluster, target.selection)
+
+
+def _copy_earlier_answers(
     storage: Storage, session: Session, snapshot: CatalogSnapshot, run: dict[str, Any]
-) -> bool:
-    """Record ``run`` as a re-run of a catalog unchanged since the fleet's last complete run, when
-    the caches answer every target again: True when recorded (every target cached, the run
-    complete), False when the plan must be made target by target.
+) -> _Copied | None:
+    """Write the rows of ``run``'s targets that the fleet's last complete run answered and that
+    have not changed since, each ``cached`` with what the action cache holds for its key now, in
+    one statement (``copy_answered_targets``); None when none is copied.
 
-    The last run must be of the same snapshot on the same core version and have completed without
-    a failure: its targets are then this run's, with the same request packs and action keys. Its
-    rows are copied in one statement, each with what the action cache holds for its key now
-    (``copy_answered_targets``), where planning would key every target, ask the cache for each
-    key and build and insert each row (at 100,000 targets, most of a no-change run). A target the
-    cache no longer answers, or whose output's blob is gone, leaves the copy undone."""
+    Where planning would key every target, ask the cache for each key and build and insert each
+    row (at 100,000 targets, most of a run whose catalog barely changed), the earlier run's rows
+    are copied for each application whose request pack is the one this snapshot names, on the
+    same core version, when the cache still answers their keys (a failure has no cache entry: it
+    is planned one by one). A copied row must be the row planning would write: its target one
+    of the snapshot's with the same request digest (a pack holds the requests, the snapshot's
+    manifest which target has which: an unchanged snapshot needs no check), and its output's blob
+    in the store; otherwise nothing is copied. ``targets`` is None when every target of the
+    snapshot was copied (the run is answered)."""
     if snapshot.has_problems or snapshot.refused:
-        return False
+        return None
     earlier = latest_fleet_run(session, storage.objects, snapshot.name)
-    if (
-        earlier is None
-        or earlier.snapshot_digest != snapshot.digest
-        or earlier.core_version != run["core_version"]
-        or earlier.state != RunState.COMPLETED.value
-    ):
-        return False
-    now = run["created_at"]
-    copied, outputs = copy_answered_targets(
-        session, earlier.id, run["id"], snapshot.request_pack_digests, now
+    if earlier is None or earlier.core_version != run["core_version"]:
+        return None
+    now, total = run["created_at"], len(snapshot.target_requests)
+    count, outputs = copy_answered_targets(session, earlier.id, run["id"], snapshot.request_pack_digests, now)
+    if count == 0:
+        return None
+    unchanged = earlier.snapshot_digest == snapshot.digest
+    copied = (
+        None if unchanged and count == total else _copied_targets(session, snapshot, run["id"], unchanged)
     )
-    if copied != len(snapshot.target_requests) or storage.objects.missing(outputs):
+    if (copied is not None and not copied) or storage.objects.missing(outputs):
         discard_targets(session, run["id"])
-        return False
-    insert_run(session, run, [], [])
-    finalize_run(session, run["id"], now=now)
+        return None
     log.info(
-        "run %s: the catalog is unchanged since run %s; its %d targets answered as then",
+        "run %s: %d of its %d targets answered as in run %s%s",
         run["id"],
+        count,
+        total,
         earlier.id,
-        copied,
+        " (the catalog is unchanged)" if unchanged else "",
     )
-    return True
+    return _Copied(earlier.id, count, copied)
+
+
+def _copied_targets(
+    session: Session, snapshot: CatalogSnapshot, run_id: str, unchanged: bool
+) -> frozenset[tuple[str, str, str]]:
+    """The targets of the rows copied for ``run_id``; empty when one is not a target of the
+    snapshot with the same request digest (checked unless the snapshot is ``unchanged``)."""
+    rows = copied_targets(session, run_id)
+    if not unchanged:
+        requests = {_target_key(tr.target): tr.request.digest for tr in snapshot.target_requests}
+        if any(
+            requests.get((application, cluster, selection)) != digest
+            for application, cluster, selection, digest in rows
+        ):
+            return frozenset()
+    return frozenset((application, cluster, selection) for application, cluster, selection, _ in rows)
 
 
 def _count_cache_lookups(*, hits: int, misses: int) -> None:

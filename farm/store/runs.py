@@ -231,6 +231,21 @@ def copy_answered_targets(
     return copied, outputs
 
 
+def copied_targets(session: Session, run_id: str) -> list[tuple[str, str, str, str | None]]:
+    """(application, cluster, selection, request digest) of each target row of ``run_id``."""
+    connection = _core(session)
+    with driver_cursor(connection) as cursor:
+        cursor.execute(
+            placeholders(
+                connection.dialect,
+                "SELECT application, cluster_profile, selection, request_digest FROM render_targets"
+                " WHERE run_id = ?",
+            ),
+            (run_id,),
+        )
+        return [tuple(row) for row in cursor.fetchall()]
+
+
 def discard_targets(session: Session, run_id: str) -> None:
     """Delete the target rows of a run not recorded yet (a copy ``copy_answered_targets`` made that
     the caller does not keep)."""

@@ -1,11 +1,13 @@
-"""A re-run of a catalog unchanged since the fleet's last complete run is recorded by copying that
-run's answers in one statement, on SQLite and PostgreSQL, and records exactly what planning
-target by target would: every target cached with the output the action cache holds for it now.
-Whatever the cache or the store no longer answers makes the run plan target by target."""
+"""A run copies the rows of the targets the fleet's last complete run answered and that did not
+change since (the same request pack and request), in one statement, on SQLite and PostgreSQL:
+each ``cached`` with the output the action cache holds for its key now, exactly the rows planning
+target by target records. Whatever the cache or the store no longer answers, or a row that is not
+this snapshot's target and request, is planned one by one."""
 
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from sqlalchemy import delete, select, update
@@ -18,7 +20,7 @@ from farm.store.db import session_scope
 
 from .conftest import Catalog, FleetEnv
 
-COPIED = "answered as then"  # what the planner logs when it copied a run's answers
+COPIED = re.compile(r"(\d+) of its (\d+) targets answered as in run \w+( \(the catalog is unchanged\))?")
 
 
 def _render_all(env: FleetEnv, queued: list[tuple[str, str]]) -> None:
@@ -45,21 +47,32 @@ def _what_a_row_says(row: models.RenderTarget) -> tuple[object, ...]:
     )
 
 
-def _copied(caplog: pytest.LogCaptureFixture) -> bool:
-    return any(COPIED in record.getMessage() for record in caplog.records)
+def _copied(caplog: pytest.LogCaptureFixture) -> tuple[int, int, bool] | None:
+    """(copied, total, whether the catalog was unchanged) from the planner's log, None if none."""
+    for record in caplog.records:
+        found = COPIED.search(record.getMessage())
+        if found:
+            return int(found.group(1)), int(found.group(2)), found.group(3) is not None
+    return None
+
+
+def _plan(env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture):  # noqa: ANN202 - a PlannedRun
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
+        _, planned = plan_catalog(env.storage, catalog.root)
+    return planned
 
 
 def test_a_rerun_of_an_unchanged_catalog_records_every_target_cached_with_its_output(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    first = _plan(fleet_env, catalog, caplog)
     _render_all(fleet_env, first.queued)
     rendered = _rows(fleet_env, first.run_id)
     assert {row.state for row in rendered} == {"succeeded"}
 
-    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
-        _, second = plan_catalog(fleet_env.storage, catalog.root)
-    assert _copied(caplog)
+    second = _plan(fleet_env, catalog, caplog)
+    assert _copied(caplog) == (len(rendered), len(rendered), True)
     assert (second.queued, second.cached, second.total) == ([], len(rendered), len(rendered))
     again = _rows(fleet_env, second.run_id)
     assert [_what_a_row_says(row) for row in again] == [_what_a_row_says(row) for row in rendered]
@@ -76,10 +89,10 @@ def test_a_rerun_of_an_unchanged_catalog_records_every_target_cached_with_its_ou
     assert summary.counts == {"cached": len(rendered)}
 
 
-def test_a_rerun_whose_cache_entry_was_removed_renders_that_target_again(
+def test_a_rerun_whose_cache_entry_was_removed_copies_the_rest_and_renders_that_target(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    first = _plan(fleet_env, catalog, caplog)
     _render_all(fleet_env, first.queued)
     victim = _rows(fleet_env, first.run_id)[0]
     with session_scope(fleet_env.storage.sessions) as session:
@@ -87,12 +100,10 @@ def test_a_rerun_whose_cache_entry_was_removed_renders_that_target_again(
             delete(models.ActionCacheEntry).where(models.ActionCacheEntry.action_key == victim.action_key)
         )
 
-    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
-        _, second = plan_catalog(fleet_env.storage, catalog.root)
-    assert not _copied(caplog)
-    assert (second.cached, second.total) == (second.total - 1, len(_rows(fleet_env, first.run_id)))
-    assert len(second.queued) == 1
-    assert len(_rows(fleet_env, second.run_id)) == second.total  # nothing of the copy left behind
+    second = _plan(fleet_env, catalog, caplog)
+    assert _copied(caplog) == (second.total - 1, second.total, True)
+    assert (second.cached, len(second.queued)) == (second.total - 1, 1)
+    assert len(_rows(fleet_env, second.run_id)) == second.total
     _render_all(fleet_env, second.queued)
     again = {(row.application, row.cluster_profile): row for row in _rows(fleet_env, second.run_id)}
     rendered = again[(victim.application, victim.cluster_profile)]
@@ -100,48 +111,64 @@ def test_a_rerun_whose_cache_entry_was_removed_renders_that_target_again(
     assert run_summary(fleet_env.storage, second.run_id).state == "completed"
 
 
-def test_a_rerun_after_a_run_with_a_failure_is_planned_target_by_target(
+def test_a_rerun_after_a_failure_copies_the_answers_and_serves_the_failure_from_its_cache(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    catalog.break_app("app-2")
+    first = _plan(fleet_env, catalog, caplog)
     _render_all(fleet_env, first.queued)
-    with session_scope(fleet_env.storage.sessions) as session:  # as if one target had failed
-        session.execute(
-            update(models.FleetRun)
-            .where(models.FleetRun.id == first.run_id)
-            .values(state="completed_with_failures")
-        )
+    rows = _rows(fleet_env, first.run_id)
+    failed = [row for row in rows if row.state == "failed"]
+    assert failed and {row.application for row in failed} == {"app-2"}
+    assert run_summary(fleet_env.storage, first.run_id).state == "completed_with_failures"
 
-    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
-        _, second = plan_catalog(fleet_env.storage, catalog.root)
-    assert not _copied(caplog)
+    second = _plan(fleet_env, catalog, caplog)
+    assert _copied(caplog) == (len(rows) - len(failed), len(rows), True)
     assert (second.queued, second.cached) == ([], second.total)
-    assert [_what_a_row_says(row) for row in _rows(fleet_env, second.run_id)] == [
-        _what_a_row_says(row) for row in _rows(fleet_env, first.run_id)
-    ]
+    again = {(row.application, row.cluster_profile): row for row in _rows(fleet_env, second.run_id)}
+    for row in failed:  # a cached failure: its code and message, no output
+        served = again[(row.application, row.cluster_profile)]
+        assert (served.state, served.error_code, served.error_message) == (
+            "cached",
+            row.error_code,
+            row.error_message,
+        )
+    summary = run_summary(fleet_env.storage, second.run_id)
+    assert summary.state == "completed_with_failures"
+    assert summary.counts == {"cached": len(rows) - len(failed), "cached_failure": len(failed)}
 
 
-def test_a_rerun_of_a_changed_catalog_copies_nothing(
+def test_a_run_after_one_application_changed_copies_the_others_and_renders_its_targets(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    first = _plan(fleet_env, catalog, caplog)
     _render_all(fleet_env, first.queued)
+    rendered = _rows(fleet_env, first.run_id)
+    changed = [row for row in rendered if row.application == "app-0"]
     catalog.write_app("app-0", image="ghcr.io/example/app-0:2.0.0")
 
-    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
-        _, second = plan_catalog(fleet_env.storage, catalog.root)
-    assert not _copied(caplog)
-    changed = [row for row in _rows(fleet_env, first.run_id) if row.application == "app-0"]
+    second = _plan(fleet_env, catalog, caplog)
+    assert _copied(caplog) == (len(rendered) - len(changed), len(rendered), False)
     assert len(second.queued) == 1  # app-0's targets, one job
-    assert second.cached == second.total - len(changed)
+    assert (second.cached, second.total) == (len(rendered) - len(changed), len(rendered))
+    _render_all(fleet_env, second.queued)
+    again = _rows(fleet_env, second.run_id)
+    assert [_what_a_row_says(row) for row in again if row.application != "app-0"] == [
+        _what_a_row_says(row) for row in rendered if row.application != "app-0"
+    ]
+    renders = [row for row in again if row.application == "app-0"]
+    assert {row.state for row in renders} == {"succeeded"}
+    assert {row.request_digest for row in renders}.isdisjoint({row.request_digest for row in changed})
+    assert run_summary(fleet_env.storage, second.run_id).state == "completed"
 
 
-def test_a_rerun_whose_earlier_rows_name_other_request_packs_records_the_snapshots_packs(
+def test_a_rerun_whose_earlier_rows_name_other_request_packs_plans_those_targets_one_by_one(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    first = _plan(fleet_env, catalog, caplog)
     _render_all(fleet_env, first.queued)
-    packs = {row.application: row.request_pack for row in _rows(fleet_env, first.run_id)}
+    rendered = _rows(fleet_env, first.run_id)
+    packs = {row.application: row.request_pack for row in rendered}
     with session_scope(fleet_env.storage.sessions) as session:  # a pack written by another farm
         session.execute(
             update(models.RenderTarget)
@@ -149,8 +176,35 @@ def test_a_rerun_whose_earlier_rows_name_other_request_packs_records_the_snapsho
             .values(request_pack="0" * 64)
         )
 
-    with caplog.at_level(logging.INFO, logger="farm.fleet.planner"):
-        _, second = plan_catalog(fleet_env.storage, catalog.root)
-    assert not _copied(caplog)
+    second = _plan(fleet_env, catalog, caplog)
+    other = sum(1 for row in rendered if row.application == "app-1")
+    assert _copied(caplog) == (len(rendered) - other, len(rendered), True)
     assert (second.queued, second.cached) == ([], second.total)
     assert {row.application: row.request_pack for row in _rows(fleet_env, second.run_id)} == packs
+
+
+def test_a_copied_row_whose_request_is_not_the_snapshots_leaves_nothing_copied(
+    fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a pack holds an application's requests, the snapshot's manifest which target has which:
+    # a row naming another request of the same pack (as after two ClusterProfiles traded names)
+    # must not be copied
+    first = _plan(fleet_env, catalog, caplog)
+    _render_all(fleet_env, first.queued)
+    rendered = _rows(fleet_env, first.run_id)
+    one, two = [row for row in rendered if row.application == "app-1"][:2]
+    with session_scope(fleet_env.storage.sessions) as session:
+        for row, other in ((one, two), (two, one)):
+            session.execute(
+                update(models.RenderTarget)
+                .where(models.RenderTarget.id == row.id)
+                .values(request_digest=other.request_digest, action_key=other.action_key)
+            )
+    catalog.write_app("app-0", image="ghcr.io/example/app-0:2.0.0")  # another snapshot
+
+    second = _plan(fleet_env, catalog, caplog)
+    assert _copied(caplog) is None
+    again = {(row.application, row.cluster_profile): row for row in _rows(fleet_env, second.run_id)}
+    for row in (one, two):
+        assert again[(row.application, row.cluster_profile)].request_digest == row.request_digest
+    assert len(again) == len(rendered)
