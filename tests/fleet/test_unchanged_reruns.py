@@ -63,12 +63,19 @@ def _plan(env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture):  #
     return planned
 
 
+def _rendered_run(
+    env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
+) -> tuple[str, list[models.RenderTarget]]:
+    """The catalog's first run, every job rendered: its id and its rows."""
+    planned = _plan(env, catalog, caplog)
+    _render_all(env, planned.queued)
+    return planned.run_id, _rows(env, planned.run_id)
+
+
 def test_a_rerun_of_an_unchanged_catalog_records_every_target_cached_with_its_output(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    rendered = _rows(fleet_env, first.run_id)
+    first, rendered = _rendered_run(fleet_env, catalog, caplog)
     assert {row.state for row in rendered} == {"succeeded"}
 
     second = _plan(fleet_env, catalog, caplog)
@@ -92,9 +99,8 @@ def test_a_rerun_of_an_unchanged_catalog_records_every_target_cached_with_its_ou
 def test_a_rerun_whose_cache_entry_was_removed_copies_the_rest_and_renders_that_target(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    victim = _rows(fleet_env, first.run_id)[0]
+    _, rendered = _rendered_run(fleet_env, catalog, caplog)
+    victim = rendered[0]
     with session_scope(fleet_env.storage.sessions) as session:
         session.execute(
             delete(models.ActionCacheEntry).where(models.ActionCacheEntry.action_key == victim.action_key)
@@ -115,12 +121,10 @@ def test_a_rerun_after_a_failure_copies_the_answers_and_serves_the_failure_from_
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
     catalog.break_app("app-2")
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    rows = _rows(fleet_env, first.run_id)
+    first, rows = _rendered_run(fleet_env, catalog, caplog)
     failed = [row for row in rows if row.state == "failed"]
     assert failed and {row.application for row in failed} == {"app-2"}
-    assert run_summary(fleet_env.storage, first.run_id).state == "completed_with_failures"
+    assert run_summary(fleet_env.storage, first).state == "completed_with_failures"
 
     second = _plan(fleet_env, catalog, caplog)
     assert _copied(caplog) == (len(rows) - len(failed), len(rows), True)
@@ -141,9 +145,7 @@ def test_a_rerun_after_a_failure_copies_the_answers_and_serves_the_failure_from_
 def test_a_run_after_one_application_changed_copies_the_others_and_renders_its_targets(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    rendered = _rows(fleet_env, first.run_id)
+    first, rendered = _rendered_run(fleet_env, catalog, caplog)
     changed = [row for row in rendered if row.application == "app-0"]
     catalog.write_app("app-0", image="ghcr.io/example/app-0:2.0.0")
 
@@ -165,14 +167,12 @@ def test_a_run_after_one_application_changed_copies_the_others_and_renders_its_t
 def test_a_rerun_whose_earlier_rows_name_other_request_packs_plans_those_targets_one_by_one(
     fleet_env: FleetEnv, catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    rendered = _rows(fleet_env, first.run_id)
+    first, rendered = _rendered_run(fleet_env, catalog, caplog)
     packs = {row.application: row.request_pack for row in rendered}
     with session_scope(fleet_env.storage.sessions) as session:  # a pack written by another farm
         session.execute(
             update(models.RenderTarget)
-            .where(models.RenderTarget.run_id == first.run_id, models.RenderTarget.application == "app-1")
+            .where(models.RenderTarget.run_id == first, models.RenderTarget.application == "app-1")
             .values(request_pack="0" * 64)
         )
 
@@ -189,9 +189,7 @@ def test_a_copied_row_whose_request_is_not_the_snapshots_leaves_nothing_copied(
     # a pack holds an application's requests, the snapshot's manifest which target has which:
     # a row naming another request of the same pack (as after two ClusterProfiles traded names)
     # must not be copied
-    first = _plan(fleet_env, catalog, caplog)
-    _render_all(fleet_env, first.queued)
-    rendered = _rows(fleet_env, first.run_id)
+    first, rendered = _rendered_run(fleet_env, catalog, caplog)
     one, two = [row for row in rendered if row.application == "app-1"][:2]
     with session_scope(fleet_env.storage.sessions) as session:
         for row, other in ((one, two), (two, one)):
