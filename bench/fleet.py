@@ -630,10 +630,9 @@ def _daemon_runs(
             again_seconds, _ = farm.timed_run(catalog, executor, {"succeeded": n}, cpu_roots=roots)
             again_cpu_seconds, again_farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
         served = farm.run("daemon", "status").stdout
-        if (
-            f"{3 if again else 2} commands served" not in served
-        ):  # every run must have gone through the daemon
-            raise RuntimeError(f"the daemon did not serve both runs: {served}")
+        runs = 3 if again else 2
+        if f"{runs} commands served" not in served:  # every run must have gone through the daemon
+            raise RuntimeError(f"the daemon did not serve all {runs} runs: {served}")
     finally:
         farm.run("daemon", "stop")
     assert memory is not None

@@ -255,13 +255,6 @@ def trait_type(name: str) -> TraitType | None:
     return handler
 
 
-def load_every_handler() -> list[str]:
-    """Import every handler now rather than on first use (``farm.build.handlers``); the problems
-    of those that do not load, as ``seal`` reports them (never raised: each render needing one
-    meets it again)."""
-    return seal()
-
-
 def seal() -> list[str]:
     """Problems with the registry: a row whose handler does not load, or names another type.
     An empty list means the registry is whole."""

@@ -29,6 +29,7 @@ from farm.store.runs import (
     CachedFailure,
     cached_failures,
     cached_outputs,
+    copied_outputs,
     copied_targets,
     copy_answered_targets,
     discard_targets,
@@ -269,7 +270,6 @@ def plan_run(
 class _Copied:
     """The target rows a run copied from an earlier run (``_copy_earlier_answers``)."""
 
-    earlier: str
     count: int
     # (application, cluster, selection) of each, or None when they are every target of the snapshot
     targets: frozenset[tuple[str, str, str]] | None
@@ -306,14 +306,20 @@ def _copy_earlier_answers(
     if earlier is None or earlier.core_version != run["core_version"]:
         return None
     now, total = run["created_at"], len(snapshot.target_requests)
-    count, outputs = copy_answered_targets(session, earlier.id, run["id"], snapshot.request_pack_digests, now)
+    count = copy_answered_targets(session, earlier.id, run["id"], snapshot.request_pack_digests, now)
     if count == 0:
         return None
     unchanged = earlier.snapshot_digest == snapshot.digest
-    copied = (
-        None if unchanged and count == total else _copied_targets(session, snapshot, run["id"], unchanged)
-    )
-    if (copied is not None and not copied) or storage.objects.missing(outputs):
+    if unchanged and count == total:  # the same manifest: every row is its target's
+        targets, outputs = None, copied_outputs(session, run["id"])
+    else:
+        rows = copied_targets(session, run["id"])
+        if not unchanged and not _rows_are_the_snapshots(rows, snapshot):
+            discard_targets(session, run["id"])
+            return None
+        targets = frozenset((application, cluster, selection) for application, cluster, selection, *_ in rows)
+        outputs = {output for *_, output in rows}
+    if storage.objects.missing(outputs):
         discard_targets(session, run["id"])
         return None
     log.info(
@@ -324,23 +330,17 @@ def _copy_earlier_answers(
         earlier.id,
         " (the catalog is unchanged)" if unchanged else "",
     )
-    return _Copied(earlier.id, count, copied)
+    return _Copied(count, targets)
 
 
-def _copied_targets(
-    session: Session, snapshot: CatalogSnapshot, run_id: str, unchanged: bool
-) -> frozenset[tuple[str, str, str]]:
-    """The targets of the rows copied for ``run_id``; empty when one is not a target of the
-    snapshot with the same request digest (checked unless the snapshot is ``unchanged``)."""
-    rows = copied_targets(session, run_id)
-    if not unchanged:
-        requests = {_target_key(tr.target): tr.request.digest for tr in snapshot.target_requests}
-        if any(
-            requests.get((application, cluster, selection)) != digest
-            for application, cluster, selection, digest in rows
-        ):
-            return frozenset()
-    return frozenset((application, cluster, selection) for application, cluster, selection, _ in rows)
+def _rows_are_the_snapshots(rows: list[tuple[Any, ...]], snapshot: CatalogSnapshot) -> bool:
+    """Whether each copied row (application, cluster, selection, request digest, …) is one of the
+    snapshot's targets with the same request digest."""
+    requests = {_target_key(tr.target): tr.request.digest for tr in snapshot.target_requests}
+    return all(
+        requests.get((application, cluster, selection)) == digest
+        for application, cluster, selection, digest, _ in rows
+    )
 
 
 def _count_cache_lookups(*, hits: int, misses: int) -> None:

@@ -173,11 +173,11 @@ def _failure_keys_if_few(session: Session, asked: int) -> set[str] | None:
     return None if len(held) > limit else set(held)
 
 
-# A target row copied from an earlier run whose every target the action cache answers again, as
-# ``cached_outputs`` answers it (the entry's evidence record about the same key and output), its
-# request pack the one the snapshot names for its application (the packs bound as JSON, as
-# application → digest): ``copy_answered_targets``. Its id is the run's UUIDv7 prefix and a
-# counter in the earlier run's order (as ``new_ids`` makes them).
+# An earlier run's target row copied (``copy_answered_targets``) when the action cache still answers
+# its key as ``cached_outputs`` answers it (the entry's evidence record about the same key and
+# output) and its request pack is the one the snapshot names for its application (the packs bound
+# as JSON, application → digest). Its id is the run's UUIDv7 prefix and a counter in the earlier
+# run's order (as ``new_ids`` makes them).
 _COPY_ANSWERED = (
     "INSERT INTO render_targets (id, run_id, job_id, application, cluster_profile, selection,"
     " request_digest, request_pack, action_key, state, error_code, error_message, output_digest,"
@@ -206,13 +206,12 @@ _COPY_ANSWERED_SQL = {
 
 def copy_answered_targets(
     session: Session, earlier_run: str, run_id: str, packs: Mapping[str, str], now: datetime
-) -> tuple[int, set[str]]:
-    """Write the target rows of ``run_id`` as copies of ``earlier_run``'s, each ``cached`` with the
-    output the action cache holds for its key now, in one statement: the rows of a run of the
-    snapshot ``earlier_run`` rendered, on the same core version, where the planner would have
-    asked the cache for each key and built each row. ``packs`` is the snapshot's request pack per
-    application. Only the targets the cache answers are copied; returns how many, and the outputs
-    they name (whose blobs the caller checks). ``discard_targets`` removes them again."""
+) -> int:
+    """Write target rows of ``run_id`` as copies of ``earlier_run``'s, in one statement: each row of
+    an application whose request pack is still ``packs[application]`` (the snapshot's), whose key
+    the action cache still answers, ``cached`` with that output. Where the planner would ask the
+    cache for each key and build each row. Returns how many were copied; ``copied_outputs`` and
+    ``copied_targets`` read them back, ``discard_targets`` removes them."""
     connection = _core(session)
     dialect = connection.dialect
     prefix = new_ids(1)[0][:24]
@@ -222,24 +221,32 @@ def copy_answered_targets(
             placeholders(dialect, _COPY_ANSWERED_SQL[dialect.name]),
             (prefix, run_id, moment, moment, json.dumps(dict(packs)), earlier_run),
         )
-        copied = cursor.rowcount
+        return cursor.rowcount
+
+
+def copied_outputs(session: Session, run_id: str) -> set[str]:
+    """The outputs the target rows of ``run_id`` name."""
+    connection = _core(session)
+    with driver_cursor(connection) as cursor:
         cursor.execute(
-            placeholders(dialect, "SELECT DISTINCT output_digest FROM render_targets WHERE run_id = ?"),
+            placeholders(
+                connection.dialect, "SELECT DISTINCT output_digest FROM render_targets WHERE run_id = ?"
+            ),
             (run_id,),
         )
-        outputs = {digest for (digest,) in cursor.fetchall()}
-    return copied, outputs
+        return {digest for (digest,) in cursor.fetchall()}
 
 
-def copied_targets(session: Session, run_id: str) -> list[tuple[str, str, str, str | None]]:
-    """(application, cluster, selection, request digest) of each target row of ``run_id``."""
+def copied_targets(session: Session, run_id: str) -> list[tuple[str, str, str, str | None, str | None]]:
+    """(application, cluster, selection, request digest, output digest) of each target row of
+    ``run_id``."""
     connection = _core(session)
     with driver_cursor(connection) as cursor:
         cursor.execute(
             placeholders(
                 connection.dialect,
-                "SELECT application, cluster_profile, selection, request_digest FROM render_targets"
-                " WHERE run_id = ?",
+                "SELECT application, cluster_profile, selection, request_digest, output_digest"
+                " FROM render_targets WHERE run_id = ?",
             ),
             (run_id,),
         )
