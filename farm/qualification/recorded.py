@@ -8,6 +8,7 @@ can check that stored == recomputed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from farm.evidence.qualification import Qualification
@@ -31,13 +32,25 @@ def recompute(
     max_age: timedelta,
 ) -> tuple[Derived, int | None]:
     """The state derived from the records, and the id of the current evidence row."""
-    rows = records.evidence_of(session, subject)
-    runs = records.runs_of(session, subject)
+    runs = [(run.subject_digest, run.state) for run in records.runs_of(session, subject)]
+    return _derive(subject, records.evidence_of(session, subject), runs, today, trusted_keyids, now, max_age)
+
+
+def _derive(
+    subject: QualificationSubject,
+    rows: list[QualificationEvidence],
+    runs: list[tuple[str, str]],
+    today: Today,
+    trusted_keyids: frozenset[str],
+    now: datetime,
+    max_age: timedelta,
+) -> tuple[Derived, int | None]:
+    """The state derived from a subject's evidence rows and its runs' (digest, state)."""
     derived = derive_state(
         subject.selection,
         today,
         [_evidence_record(subject, row) for row in rows],
-        [RunRecord(run.subject_digest, run.state) for run in runs],
+        [RunRecord(digest, state) for digest, state in runs],
         trusted_keyids,
         now,
         max_age,
@@ -69,6 +82,46 @@ def refresh_state(
         now=now,
         snapshot_digest=snapshot_digest,
     )
+
+
+def refresh_states(
+    session: Session,
+    subjects: list[QualificationSubject],
+    today_of: Callable[[str], Today],
+    trusted_keyids: frozenset[str],
+    now: datetime,
+    max_age: timedelta,
+    cause: str,
+    snapshot_digest: str | None = None,
+) -> None:
+    """``refresh_state`` of each of ``subjects`` (``today_of(cluster)`` says what today's catalog
+    says of a ClusterProfile's subjects), their records read in two statements, not two per
+    subject: after a catalog change every subject of the fleet is refreshed."""
+    evidence = records.evidence_by_subject(session)
+    runs = records.run_states_by_subject(session)
+    for subject in subjects:
+        today = today_of(subject.cluster_profile)
+        derived, evidence_id = _derive(
+            subject,
+            evidence.get(subject.id, []),
+            runs.get(subject.id, []),
+            today,
+            trusted_keyids,
+            now,
+            max_age,
+        )
+        records.record_state(
+            session,
+            subject,
+            derived.state,
+            derived.reason,
+            evidence_id,
+            cause=cause,
+            now=now,
+            snapshot_digest=snapshot_digest,
+            flush=False,
+        )
+    session.flush()
 
 
 def _evidence_record(subject: QualificationSubject, row: QualificationEvidence) -> EvidenceRecord:

@@ -229,26 +229,22 @@ def refresh_all(
     change); every subject of the snapshot gets a row. Returns subject → (state, reason)."""
     now = utcnow()
     todays: dict[str, Today] = {}
-    board = {}
+
+    def today_of(cluster: str) -> Today:
+        if cluster not in todays:
+            todays[cluster] = today_for(snapshot, cluster)
+        return todays[cluster]
+
     with session_scope(storage.sessions) as session:
         known = {(s.cluster_profile, s.selection): s for s in records.subjects(session)}
         for cluster, selection in subjects_of(snapshot):
-            known.setdefault((cluster, selection), recorded.ensure_subject(session, cluster, selection, now))
-        for (cluster, selection), subject in known.items():
-            if cluster not in todays:
-                todays[cluster] = today_for(snapshot, cluster)
-            recorded.refresh_state(
-                session,
-                subject,
-                todays[cluster],
-                trusted_keyids,
-                now,
-                max_age(storage),
-                cause,
-                snapshot.digest,
-            )
-            board[(cluster, selection)] = (subject.state, subject.reason)
-    return board
+            if (cluster, selection) not in known:
+                known[(cluster, selection)] = recorded.ensure_subject(session, cluster, selection, now)
+        subjects = list(known.values())
+        recorded.refresh_states(
+            session, subjects, today_of, trusted_keyids, now, max_age(storage), cause, snapshot.digest
+        )
+        return {(s.cluster_profile, s.selection): (s.state, s.reason) for s in subjects}
 
 
 DUE_STATES = ("stale", "expired", "failed", "unqualified")

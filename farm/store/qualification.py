@@ -138,9 +138,11 @@ def record_state(
     cause: str,
     now: datetime,
     snapshot_digest: str | None = None,
+    flush: bool = True,
 ) -> bool:
     """Store a derived state; append an event when state or reason changed (naming the snapshot it
-    was derived against, when given). True if it changed."""
+    was derived against, when given). True if it changed. Without ``flush`` the caller flushes
+    (one flush for many subjects)."""
     changed = (state, reason) != (subject.state, subject.reason)
     if changed:
         session.add(
@@ -156,7 +158,8 @@ def record_state(
         )
         subject.state, subject.reason, subject.since = state, reason, now
     subject.current_evidence_id = evidence_id
-    session.flush()
+    if flush:
+        session.flush()
     return changed
 
 
@@ -251,6 +254,29 @@ def evidence_of(session: Session, subject: QualificationSubject) -> list[Qualifi
         .order_by(QualificationEvidence.attested_at, QualificationEvidence.id)
     )
     return list(session.scalars(statement))
+
+
+def evidence_by_subject(session: Session) -> dict[int, list[QualificationEvidence]]:
+    """``evidence_of`` every subject, in one read: subject id → its rows, oldest attestation first."""
+    statement = select(QualificationEvidence).order_by(
+        QualificationEvidence.subject_id, QualificationEvidence.attested_at, QualificationEvidence.id
+    )
+    grouped: dict[int, list[QualificationEvidence]] = {}
+    for row in session.scalars(statement):
+        grouped.setdefault(row.subject_id, []).append(row)
+    return grouped
+
+
+def run_states_by_subject(session: Session) -> dict[int, list[tuple[str, str]]]:
+    """(subject digest, state) of every subject's qualification runs, in one read: subject id →
+    its runs', oldest first (what a state is derived from, ``runs_of`` without the rows)."""
+    statement = select(QualificationRun.subject_id, QualificationRun.subject_digest, QualificationRun.state)
+    grouped: dict[int, list[tuple[str, str]]] = {}
+    for subject_id, digest, state in session.execute(
+        statement.order_by(QualificationRun.subject_id, QualificationRun.id)
+    ):
+        grouped.setdefault(subject_id, []).append((digest, state))
+    return grouped
 
 
 def runs_of(session: Session, subject: QualificationSubject) -> list[QualificationRun]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from farm.evidence.qualification import Qualification, TargetOutput
@@ -112,3 +113,75 @@ def test_two_concurrent_finders_claim_a_subject_once(sessions: sessionmaker) -> 
     assert sorted(wins) == [False, True]
     with sessions() as session, session.begin():
         assert store.claim_for_enqueue(session, subject_id, T0 + timedelta(minutes=11), timedelta(minutes=10))
+
+
+def _subjects_with_histories(session: Session, count: int) -> dict[str, str]:
+    """``count`` subjects of ClusterProfile ``c<i>``, by turns qualified at NGINX, qualified at
+    EDITED (stale against NGINX), qualifying (a run in flight) and never run; cluster → the state
+    each must be refreshed to against a catalog that resolves NGINX."""
+    expected = {}
+    for index in range(count):
+        cluster = f"c{index}"
+        subject = store.ensure_subject(session, cluster, SELECTION, T0, initial_state="unqualified")
+        kind = index % 4
+        if kind in (0, 1):
+            digest = NGINX if kind == 0 else EDITED
+            run = store.start_run(session, subject, digest, T0)
+            store.finish_run(session, run.id, "passed")
+            evidence = Qualification(
+                cluster, SELECTION, digest, IDENTITY, str(run.id), (TargetOutput("web", digest),)
+            )
+            store.record_evidence(
+                session,
+                subject,
+                evidence,
+                envelope_digest=sha256_hex(f"{cluster} {digest}".encode()),
+                signer_keyid="key-1",
+                core_version="1",
+                owned_paths_digest="surface-1",
+                attested_at=T0,
+            )
+        elif kind == 2:
+            store.start_run(session, subject, NGINX, T0)
+        expected[cluster] = ("qualified", "stale", "qualifying", "unqualified")[kind]
+    return expected
+
+
+def test_refreshing_many_subjects_at_once_stores_what_each_recomputes(sessions: sessionmaker) -> None:
+    now = T0 + timedelta(minutes=5)
+    with sessions() as session, session.begin():
+        expected = _subjects_with_histories(session, 8)
+        subjects = store.subjects(session)
+        recorded.refresh_states(
+            session, subjects, lambda cluster: _today(NGINX), TRUSTED, now, MAX_AGE, "catalog"
+        )
+    with sessions() as session, session.begin():
+        subjects = store.subjects(session)
+        assert {subject.cluster_profile: subject.state for subject in subjects} == expected
+        for subject in subjects:
+            _assert_stored_equals_recomputed(session, subject, _today(NGINX), now)
+        changed = {e.to_state for subject in subjects for e in store.events(session, subject)}
+        assert changed == {"qualified", "stale", "qualifying"}  # an unchanged state logs nothing
+
+
+def test_refreshing_every_subject_reads_their_records_in_statements_that_do_not_grow_with_them(
+    sessions: sessionmaker,
+) -> None:
+    def statements_to_refresh(count: int) -> int:
+        with sessions() as session, session.begin():
+            _subjects_with_histories(session, count)
+        with sessions() as session, session.begin():
+            subjects = [s for s in store.subjects(session) if int(s.cluster_profile[1:]) < count]
+            executed: list[str] = []
+            engine = session.get_bind()
+            listener = lambda *args: executed.append(args[2])  # noqa: E731 - (conn, cursor, statement, ...)
+            event.listen(engine, "before_cursor_execute", listener)
+            try:
+                recorded.refresh_states(
+                    session, subjects, lambda cluster: _today(EDITED), TRUSTED, T0, MAX_AGE, "catalog"
+                )
+            finally:
+                event.remove(engine, "before_cursor_execute", listener)
+        return len([statement for statement in executed if statement.lstrip().upper().startswith("SELECT")])
+
+    assert statements_to_refresh(4) == statements_to_refresh(16) == 2
