@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -222,7 +222,9 @@ def _later_documents(files: Sequence[tuple[str, bytes | None]]) -> list[str]:
     ]
 
 
-def _load_application(folder: Path, root: Path, limit: int, warnings: list[str]) -> ApplicationEntry:
+def read_application(folder: Path, root: Path, limit: int, warnings: list[str]) -> ApplicationEntry:
+    """The application in ``folder`` (its files read, its documents checked), the warnings about
+    its files added to ``warnings``. It reads nothing outside ``folder``."""
     try:
         if folder.is_symlink():
             raise UnsafeFile(
@@ -395,13 +397,24 @@ def _with_charts(
     return result, helm
 
 
+# Reads one application folder: (folder, catalog root, file size limit, the load's warnings to
+# extend) → its entry. ``read_application`` by default; a resident process may answer an unchanged
+# folder from its last load (``farm.catalog.reuse``).
+ApplicationReader = Callable[[Path, Path, int, list[str]], ApplicationEntry]
+
+
 @gc_paused()
 def load_catalog(
-    path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES, charts: ChartSource | None = None
+    path: str | Path,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    charts: ChartSource | None = None,
+    applications: ApplicationReader | None = None,
 ) -> CatalogSnapshot:
     """Read the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml itself); a
     file over ``max_file_bytes`` (``FARM_CATALOG_MAX_FILE_BYTES``) is refused. Repository charts
-    come from ``charts`` (default: fetched with the helm on PATH, each once)."""
+    come from ``charts`` (default: fetched with the helm on PATH, each once); each application
+    folder is read by ``applications`` (default: ``read_application``)."""
     root = Path(path)
     fleet_file = root if root.is_file() else root / "fleet.yaml"
     root = fleet_file.parent
@@ -414,7 +427,14 @@ def load_catalog(
     fleet, problems = parse_fleet(fleet_yaml, "fleet.yaml")
     if fleet is None:
         raise CatalogError(problems)
-    return _load_contents(root, fleet, fleet_yaml, max_file_bytes, charts or HelmRepositories())
+    return _load_contents(
+        root,
+        fleet,
+        fleet_yaml,
+        max_file_bytes,
+        charts or HelmRepositories(),
+        applications or read_application,
+    )
 
 
 def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, str | None]:
@@ -445,7 +465,12 @@ def _catalog_folder(root: Path, field: str, folder: str) -> tuple[Path | None, s
 
 
 def _load_contents(
-    root: Path, fleet: Fleet, fleet_yaml: bytes, limit: int, chart_source: ChartSource
+    root: Path,
+    fleet: Fleet,
+    fleet_yaml: bytes,
+    limit: int,
+    chart_source: ChartSource,
+    read_folder: ApplicationReader,
 ) -> CatalogSnapshot:
     named = [("applications", fleet.spec.applications), ("clusters", fleet.spec.clusters)]
     if fleet.spec.profiles:
@@ -469,7 +494,7 @@ def _load_contents(
                 f"{_shown(entry, root)}: not read: only folders under {apps_dir.name}/ are applications"
             )
     applications = [
-        _load_application(p, root, limit, notes) if _is_utf8(p.name) else _misnamed_application(p, root)
+        read_folder(p, root, limit, notes) if _is_utf8(p.name) else _misnamed_application(p, root)
         for p in folders
     ]
     fatal += _escaped_name_clashes([a.name for a in applications], fleet.spec.applications)

@@ -13,18 +13,25 @@ catalog with an entry changed less than ``RACY_SECONDS`` before it was loaded (a
 the same timestamp tick could keep every field of the state: git calls that a racy entry).
 Nor is a catalog with a chart fetched from a repository: the repository can re-publish it under the
 same version while the folder stays as it was, so each load fetches it again (``farm.catalog.charts``).
+
+A changed catalog is read again, but not every file of it: an application folder whose entries all
+have the state they had at the last load (none of them racy then) keeps the application read then,
+its documents already checked (``read_application`` reads nothing outside its folder). Editing one
+application of a thousand re-reads that one; the rest of the snapshot (ClusterProfiles, targets,
+requests, digests) is computed again.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from farm.catalog.loader import MAX_FILE_BYTES, load_catalog
-from farm.catalog.snapshot import CatalogSnapshot
+from farm.catalog.loader import MAX_FILE_BYTES, load_catalog, read_application
+from farm.catalog.snapshot import ApplicationEntry, CatalogSnapshot
 
 RACY_SECONDS = 1.0
 
@@ -38,11 +45,46 @@ class _Loaded:
     snapshot: CatalogSnapshot
 
 
+@dataclass(frozen=True)
+class _ReadApplication:
+    state: TreeState  # of the folder and every entry under it
+    entry: ApplicationEntry
+    warnings: tuple[str, ...]
+
+
+@dataclass
+class _ApplicationReads:
+    """The application folders of one load: each answered from the last load's read of it when its
+    entries are unchanged, read otherwise (an ``ApplicationReader``)."""
+
+    state: TreeState  # the catalog's, walked before the load
+    kept: dict[str, _ReadApplication]  # the last load's, by folder (relative to the catalog root)
+    loading_ns: int
+    read: dict[str, _ReadApplication] = field(default_factory=dict)  # this load's, to keep
+
+    def __call__(self, folder: Path, root: Path, limit: int, warnings: list[str]) -> ApplicationEntry:
+        relative = os.fspath(folder.relative_to(root))
+        state = _folder_state(self.state, relative)
+        kept = self.kept.get(relative)
+        if kept is not None and kept.state == state:
+            warnings += kept.warnings
+            self.read[relative] = kept
+            return kept.entry
+        own: list[str] = []
+        entry = read_application(folder, root, limit, own)
+        warnings += own
+        if state and not _racy(state, self.loading_ns):
+            self.read[relative] = _ReadApplication(state, entry, tuple(own))
+        return entry
+
+
 class CatalogReuse:
-    """The last catalog loaded, reused while its folder's state is unchanged."""
+    """The last catalog loaded, reused while its folder's state is unchanged; and its applications,
+    each reused while its own folder's state is unchanged."""
 
     def __init__(self) -> None:
         self._last: _Loaded | None = None
+        self._applications: tuple[tuple[str, int], dict[str, _ReadApplication]] | None = None
         self.changes = 0  # how many times the snapshot kept was dropped or replaced
 
     def load(self, path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> CatalogSnapshot:
@@ -56,9 +98,18 @@ class CatalogReuse:
             self._last = None
             self.changes += 1
         loading = time.time_ns()
-        snapshot = load_catalog(path, max_file_bytes=max_file_bytes)
+        if state is None:  # a symbolic link somewhere: nothing is kept, nothing reused
+            self._applications = None
+            return load_catalog(path, max_file_bytes=max_file_bytes)
+        kept = self._applications[1] if self._applications and self._applications[0] == key else {}
+        reads = _ApplicationReads(state, kept, loading)
+        self._applications = None
+        snapshot = load_catalog(path, max_file_bytes=max_file_bytes, applications=reads)
+        if tree_state(root) != state:  # changed while it was read: what was read may be either
+            return snapshot
+        self._applications = (key, reads.read)
         fetched = any(not chart.vendored for app in snapshot.applications for chart in app.charts)
-        if state is not None and tree_state(root) == state and not _racy(state, loading) and not fetched:
+        if not _racy(state, loading) and not fetched:
             self._last = _Loaded(key, state, snapshot)
             self.changes += 1
         return snapshot
@@ -87,6 +138,19 @@ def tree_state(root: Path) -> TreeState | None:
     except OSError:
         return None
     return tuple(sorted(entries))
+
+
+def _folder_state(state: TreeState, relative: str) -> TreeState:
+    """The entries of ``state`` that are the folder ``relative`` or under it (empty when it has
+    none): a folder's own entry, then the range of the sorted paths it prefixes."""
+    own = bisect.bisect_left(state, (relative,))
+    entries = list(state[own : own + 1]) if own < len(state) and state[own][0] == relative else []
+    prefix = relative + os.sep
+    index = bisect.bisect_left(state, (prefix,))
+    while index < len(state) and state[index][0].startswith(prefix):
+        entries.append(state[index])
+        index += 1
+    return tuple(entries)
 
 
 def _entry_state(path: str | Path, relative: str) -> tuple[str, int, int, int, int, int] | None:

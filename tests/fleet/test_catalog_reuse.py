@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from farm.catalog.loader import load_catalog
 from farm.catalog.reuse import CatalogReuse, tree_state
 
 from .conftest import Catalog, make_catalog
@@ -115,3 +116,60 @@ def test_the_kept_catalog_counts_a_change_only_when_it_is_replaced(aged_catalog:
     _settled()
     reuse.load(aged_catalog.root)
     assert reuse.changes == 3  # the old one dropped, the new one kept
+
+
+def _entries(snapshot) -> dict[str, object]:
+    return {app.name: app for app in snapshot.applications}
+
+
+def test_a_changed_catalog_reads_again_only_the_application_folders_that_changed(
+    aged_catalog: Catalog,
+) -> None:
+    reuse = CatalogReuse()
+    first = _entries(reuse.load(aged_catalog.root))
+    aged_catalog.write_app("app-1", image="ghcr.io/example/app:v2.0.0")
+    second = reuse.load(aged_catalog.root)
+    entries = _entries(second)
+    assert [name for name in entries if entries[name] is first[name]] == ["app-0", "app-2", "app-3"]
+    assert b"v2.0.0" in second.application("app-1").app_yaml
+    fresh = load_catalog(aged_catalog.root)
+    assert (second.digest, second.warnings, second.problems) == (fresh.digest, fresh.warnings, fresh.problems)
+
+
+def test_a_file_added_to_an_application_folder_reads_that_application_again_and_keeps_its_warning(
+    aged_catalog: Catalog,
+) -> None:
+    reuse = CatalogReuse()
+    first = _entries(reuse.load(aged_catalog.root))
+    (aged_catalog.root / "applications" / "app-2" / "notes.yml").write_text("a: 1\n")
+    _age(aged_catalog.root)
+    _settled()
+    second = reuse.load(aged_catalog.root)
+    assert _entries(second)["app-2"] is not first["app-2"]
+    assert any("app-2/notes.yml: not read" in warning for warning in second.warnings)
+    aged_catalog.write_app("app-0", image="ghcr.io/example/app:v2.0.0")  # app-2 answered from the last load
+    third = reuse.load(aged_catalog.root)
+    assert _entries(third)["app-2"] is _entries(second)["app-2"]
+    assert third.warnings == load_catalog(aged_catalog.root).warnings
+
+
+def test_an_application_changed_just_before_the_load_is_read_again_by_the_next(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    reuse.load(aged_catalog.root)
+    aged_catalog.write_app("app-1", image="ghcr.io/example/app:v2.0.0")  # now: inside the racy window
+    second = _entries(reuse.load(aged_catalog.root))
+    third = _entries(reuse.load(aged_catalog.root))
+    assert third["app-1"] is not second["app-1"]
+    assert third["app-2"] is second["app-2"]
+
+
+def test_a_symbolic_link_in_an_application_folder_reads_every_application_again(
+    aged_catalog: Catalog, tmp_path: Path
+) -> None:
+    reuse = CatalogReuse()
+    first = _entries(reuse.load(aged_catalog.root))
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("a: 1\n")
+    (aged_catalog.root / "applications" / "app-3" / "linked.yaml").symlink_to(outside)
+    second = _entries(reuse.load(aged_catalog.root))
+    assert not any(second[name] is first[name] for name in first)
