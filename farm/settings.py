@@ -136,7 +136,7 @@ class FarmSettings(BaseSettings):
         ),
     )
     celery_jobs_per_message: int = Field(
-        default=4,
+        default=8,
         ge=1,
         le=64,
         description=(
