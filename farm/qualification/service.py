@@ -64,13 +64,24 @@ def subject_requests(snapshot: CatalogSnapshot, cluster: str, selection: str) ->
     return snapshot.subject_requests(cluster, _selection(selection))
 
 
+def _selections_of(snapshot: CatalogSnapshot, cluster: str) -> list[str]:
+    """The selections of ``cluster``'s subjects (``subjects_of`` for one ClusterProfile, without
+    walking every other: a refresh asks this of each ClusterProfile of the fleet)."""
+    declaration = snapshot.declarations.get(cluster)
+    if declaration is None:
+        return [""]
+    return [f"{declaration.name}={value.name}" for value in declaration.values]
+
+
 def today_for(snapshot: CatalogSnapshot, cluster: str) -> Today:
     """What today's catalog says about the subjects of ``cluster``: each selection's resolved digest."""
-    if cluster not in {entry.name for entry in snapshot.clusters}:
+    try:
+        entry = snapshot.cluster(cluster)
+    except KeyError:
         return Today(False, False, {}, descriptor_identity([]), core_version())
-    if snapshot.cluster(cluster).problem is not None:  # refused by the loader: never parsed again
+    if entry.problem is not None:  # refused by the loader: never parsed again
         return Today(True, False, {}, descriptor_identity([]), core_version())
-    selections = [selection for name, selection in subjects_of(snapshot) if name == cluster]
+    selections = _selections_of(snapshot, cluster)
     try:
         resolved = {
             selection: snapshot.resolved_for(cluster, _selection(selection)) for selection in selections

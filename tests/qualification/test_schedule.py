@@ -176,3 +176,16 @@ def test_the_documented_cron_line_qualifies_every_subject_of_the_embedded_farm(t
         text=True,
     )
     assert {row["state"] for row in json.loads(board.stdout)} == {"qualified"}
+
+
+def test_todays_selections_of_each_cluster_profile_are_its_subjects() -> None:
+    from farm.catalog import load_catalog
+    from farm.qualification.service import subjects_of, today_for
+
+    snapshot = load_catalog(EXAMPLE)
+    subjects = subjects_of(snapshot)
+    assert any(selection for _, selection in subjects)  # the example declares profiles
+    for cluster in {name for name, _ in subjects}:
+        expected = [selection for name, selection in subjects if name == cluster]
+        assert list(today_for(snapshot, cluster).digests) == expected
+    assert today_for(snapshot, "no-such-cluster").declared is False
