@@ -11,8 +11,9 @@ of its targets:
 3. the batch's blobs are made durable together (on a thread, while the batch is signed), then one transaction records every target's
    result, the outputs, evidence and cache entries, and the job's final state, only if this
    worker still holds the claim (otherwise it rolls back and reports ``skipped``); on SQLite the
-   same transaction finishes the run when it was the last open job (PostgreSQL probes after the
-   commit, ``farm.fleet.progress``).
+   same transaction finishes the run when it was the last open job (on PostgreSQL a probe after
+   the commit does, once per call for each run, after the call's last job of it:
+   ``farm.fleet.progress``).
 
 A job's transactions share one pooled connection, checked out once per call. ``run_jobs`` runs
 several jobs in turn (a call of the local pool), each job's renders overlapping the previous job's
@@ -45,7 +46,12 @@ from farm.evidence.failure import failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import Rendered, SignedOutput, rendered, sign_batch
-from farm.fleet.progress import after_job_recorded, finalize_run_if_done, finalize_run_in_transaction
+from farm.fleet.progress import (
+    after_job_recorded,
+    finalize_run_if_done,
+    finalize_run_in_transaction,
+    run_finished,
+)
 from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
@@ -117,12 +123,19 @@ def run_jobs(
     are in the jobs' order."""
     outcomes: list[JobOutcome] = []
     held: list[_Started] = []  # claimed by this worker, not recorded yet
+    # runs whose completion this call still has to probe (PostgreSQL): once, after its last job
+    unprobed: dict[str, None] = {}
     # the jobs' transactions share one pooled connection, their statements planned once on it
     with storage.engine.connect() as connection, job_plans_kept(connection):
 
         def record(started: _Started) -> None:
-            outcomes.append(_record(storage, signer, started, worker, connection))
+            outcome, finished = _record(storage, signer, started, worker, connection)
+            outcomes.append(outcome)
             held.remove(started)
+            if finished is None and outcome.state != SKIPPED:
+                unprobed[started.job.run_id] = None
+            elif finished:
+                run_finished(storage, started.job.run_id)
 
         try:
             rendered: _Started | None = None
@@ -146,8 +159,27 @@ def run_jobs(
                 started.abandon()
             if isinstance(error, Exception):  # infrastructure: render errors are values of their targets
                 _release(storage, held, worker, error)
+                # best effort, the error is what the caller gets: the waiting farm run (or the
+                # retried message's probe) finishes a run left without its probe
+                with contextlib.suppress(Exception):
+                    _probe_completions(storage, unprobed, connection)
             raise
+        _probe_completions(storage, unprobed, connection)
     return outcomes
+
+
+def _probe_completions(storage: Storage, runs: dict[str, None], connection: Connection) -> None:
+    """Finish each of ``runs`` that has no open job left (``after_job_recorded``'s probe).
+
+    On PostgreSQL a recorded job's run is probed after the commit. A call probes each run once,
+    after its last job: the jobs it still holds keep the run open until then, and the probe
+    after them sees every job recorded before it (a job recorded elsewhere meanwhile, whose own
+    probe saw this call's jobs open, included). Probing after every job cost a transaction a
+    job."""
+    while runs:
+        run_id = next(iter(runs))
+        after_job_recorded(storage, run_id, None, connection)
+        del runs[run_id]
 
 
 @dataclass
@@ -229,10 +261,11 @@ def _begin(
 
 def _record(
     storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
-) -> JobOutcome:
+) -> tuple[JobOutcome, bool | None]:
+    """The job's outcome, and whether it finished its run (None: not known, on PostgreSQL)."""
     job = started.job
     with job_log_context(run_id=job.run_id, job_id=job.id):
-        outcome = _store_and_record(storage, signer, started, worker, connection)
+        outcome, finished = _store_and_record(storage, signer, started, worker, connection)
         log.info(
             "job %s: %d rendered, %d failed, %d cached",
             outcome.state,
@@ -241,7 +274,7 @@ def _record(
             outcome.cached,
         )
     JOB_SECONDS.observe(time.perf_counter() - started.began)
-    return outcome
+    return outcome, finished
 
 
 def _release(storage: Storage, held: Sequence[_Started], worker: str, error: BaseException) -> None:
@@ -254,7 +287,7 @@ def _release(storage: Storage, held: Sequence[_Started], worker: str, error: Bas
 
 def _store_and_record(
     storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
-) -> JobOutcome:
+) -> tuple[JobOutcome, bool | None]:
     job, batch = started.job, started.batch
     # durable before any row points at them; stored while the batch is signed (the flush is mostly
     # a wait for the disk or for S3's answers, the signing is CPU)
@@ -273,11 +306,10 @@ def _store_and_record(
         if not finish_job(session, job.id, worker=worker, results=results):
             session.rollback()
             log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
-            return JobOutcome(job.id, SKIPPED)
+            return JobOutcome(job.id, SKIPPED), False
         finished = finalize_run_in_transaction(session, job.run_id)
-    after_job_recorded(storage, job.run_id, finished, connection)
     counts = {state: sum(1 for r in results if r.state is state) for state in JobState}
-    return JobOutcome(
+    outcome = JobOutcome(
         job.id,
         JobState.SUCCEEDED.value,
         rendered=counts[JobState.SUCCEEDED],
@@ -285,6 +317,7 @@ def _store_and_record(
         cached=counts[JobState.CACHED],
         results=tuple(results),
     )
+    return outcome, finished
 
 
 def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: dict) -> TargetResult:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest_store import DatabaseFactory
 from sqlalchemy import func, select, update
 
 import farm.build.step as step
@@ -372,5 +373,35 @@ def test_a_store_failure_while_the_next_job_renders_gives_both_claims_back_and_a
         for (application, _), target in _targets(env, planned.run_id).items():
             assert f"name: {application}".encode() in env.storage.objects.get(target.output_digest or "")
         assert run_summary(env.storage, planned.run_id).counts == {"succeeded": planned.total}
+    finally:
+        env.storage.close()
+
+
+def test_a_call_of_several_jobs_on_postgresql_probes_its_runs_completion_once_after_its_last_job(
+    tmp_path: Path, databases: DatabaseFactory, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a recorded job's run is probed for completion after the commit: once per
+    call, after its last job (the jobs it still holds keep the run open until then), and the run
+    is finished when the call returns. (SQLite finishes the run in its last job's transaction.)"""
+    import psycopg
+
+    env = open_fleet_env(tmp_path, databases.migrated("postgresql"), tmp_path / "objects")
+    try:
+        planned = plan_run(env.storage, load_catalog(catalog.root), source="tests", batch_size=2)
+        assert len(planned.queued) > 2
+        probes: list[str] = []
+        execute = psycopg.Cursor.execute
+
+        def counted(cursor, query, *args, **kwargs):  # noqa: ANN001, ANN202 - the driver's own signature
+            if str(query).startswith("SELECT EXISTS (SELECT 1 FROM render_jobs WHERE render_jobs.run_id"):
+                probes.append(str(query))
+            return execute(cursor, query, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted)  # counts, and runs every statement
+        jobs.run_jobs(env.storage, env.signer, planned.queued, worker="w1")
+        monkeypatch.undo()
+        assert len(probes) == 1
+        summary = run_summary(env.storage, planned.run_id)
+        assert (summary.state, summary.counts) == ("completed", {"succeeded": planned.total})
     finally:
         env.storage.close()
