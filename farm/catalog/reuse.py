@@ -107,6 +107,8 @@ class CatalogReuse:
         snapshot = load_catalog(path, max_file_bytes=max_file_bytes, applications=reads)
         if tree_state(root) != state:  # changed while it was read: what was read may be either
             return snapshot
+        if last is not None and last.key == key:
+            snapshot.reuse_requests_of(last.snapshot)
         self._applications = (key, reads.read)
         fetched = any(not chart.vendored for app in snapshot.applications for chart in app.charts)
         if not _racy(state, loading) and not fetched:

@@ -216,10 +216,17 @@ class _DescriptorParts:
         self._profiles: dict[tuple[str, str], tuple] = {}
         self._values: dict[tuple[str, str], tuple[tuple[ValuesLayer, ...], str]] = {}
         self._digests: dict[tuple[str, str], dict[str, str]] = {}
+        self._earlier: _EarlierRequests | None = None
+
+    def reuse(self, earlier: _EarlierRequests) -> None:
+        """Take the requests of ``earlier`` (an earlier load's) for the targets whose inputs it
+        shows unchanged, instead of building them again."""
+        self._earlier = earlier
 
     def requests(self, targets: Iterable[Target]) -> list[RenderRequest]:
         """The request of each of ``targets``; none of their applications renders charts."""
         applications, profiles, values_of = self._applications, self._profiles, self._values
+        earlier, self._earlier = self._earlier, None  # used once: the requests built now replace it
         built = []
         for target in targets:
             app_name, cluster_name, namespace, selection = (
@@ -232,6 +239,11 @@ class _DescriptorParts:
             profile = profiles.get((cluster_name, selection)) or self._profile(
                 app_parts, cluster_name, selection
             )
+            if earlier is not None:
+                request = earlier.request(target, app_parts[0], profile)
+                if request is not None:
+                    built.append(request)
+                    continue
             app = app_parts[0]
             values = values_of.get((app_name, cluster_name if cluster_name in app_parts[1] else ""))
             if values is None:
@@ -317,6 +329,31 @@ class _DescriptorParts:
         digests = {**app.document_digests, "clusterProfile": profile_digest}
         self._digests[(app.name, profile_digest)] = digests
         return digests
+
+
+class _EarlierRequests:
+    """The requests an earlier snapshot built, for a later load of the same catalog: a target's
+    request is the same object when its application is the very entry the earlier snapshot read
+    (the farm daemon keeps an unchanged folder's, ``farm.catalog.reuse``), its ClusterProfile
+    under its selection resolves to the same documents (by digest) and its namespace and
+    selection are the same. Those are every input of a request without charts."""
+
+    def __init__(self, snapshot: CatalogSnapshot) -> None:
+        parts = snapshot._parts  # noqa: SLF001 - the earlier snapshot's own, already computed
+        self._applications = {name: entry[0] for name, entry in parts._applications.items()}  # noqa: SLF001
+        self._profiles = {key: profile[2:4] for key, profile in parts._profiles.items()}  # noqa: SLF001
+        self._requests = {
+            (t.target.application, t.target.cluster, t.target.namespace, t.target.selection): t.request
+            for t in snapshot.target_requests
+        }
+
+    def request(self, target: Target, app: ApplicationEntry, profile: tuple) -> RenderRequest | None:
+        """The earlier request of ``target``, when its inputs are unchanged; None otherwise."""
+        if self._applications.get(target.application) is not app:
+            return None
+        if self._profiles.get((target.cluster, target.selection)) != profile[2:4]:
+            return None
+        return self._requests.get((target.application, target.cluster, target.namespace, target.selection))
 
 
 @dataclass(frozen=True)
@@ -465,6 +502,15 @@ class CatalogSnapshot:
     @cached_property
     def _parts(self) -> _DescriptorParts:
         return _DescriptorParts(self)
+
+    def reuse_requests_of(self, earlier: CatalogSnapshot) -> None:
+        """Build this snapshot's requests from ``earlier``'s where their inputs are unchanged (an
+        earlier load of the same catalog whose requests were built; the farm daemon's, after an
+        edit): the requests of the applications and ClusterProfiles not edited are the earlier
+        objects. Nothing when this snapshot's requests are built already, or ``earlier``'s not."""
+        if "target_requests" in self.__dict__ or "target_requests" not in earlier.__dict__:
+            return
+        self._parts.reuse(_EarlierRequests(earlier))
 
     @cached_property
     def target_requests(self) -> tuple[TargetRequest, ...]:

@@ -4,6 +4,7 @@ after any change a walk of its folder can see."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -173,3 +174,58 @@ def test_a_symbolic_link_in_an_application_folder_reads_every_application_again(
     (aged_catalog.root / "applications" / "app-3" / "linked.yaml").symlink_to(outside)
     second = _entries(reuse.load(aged_catalog.root))
     assert not any(second[name] is first[name] for name in first)
+
+
+def _requests(snapshot) -> dict[tuple[str, str, str, str], object]:
+    return {
+        (t.target.application, t.target.cluster, t.target.namespace, t.target.selection): t.request
+        for t in snapshot.target_requests
+    }
+
+
+def _same_as_a_fresh_load(snapshot, root: Path) -> None:
+    fresh = load_catalog(root)
+    assert snapshot.digest == fresh.digest
+    assert snapshot.request_pack_digests == fresh.request_pack_digests
+    assert [(t.target, t.request.descriptor_bytes, t.request.digest) for t in snapshot.target_requests] == [
+        (t.target, t.request.descriptor_bytes, t.request.digest) for t in fresh.target_requests
+    ]
+
+
+def test_an_edited_application_builds_only_its_own_targets_requests_again(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = _requests(reuse.load(aged_catalog.root))
+    aged_catalog.write_app("app-1", image="ghcr.io/example/app:v2.0.0")
+    second = reuse.load(aged_catalog.root)
+    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    assert rebuilt == {key for key in first if key[0] == "app-1"}
+    _same_as_a_fresh_load(second, aged_catalog.root)
+
+
+def test_an_edited_cluster_profile_builds_its_targets_requests_again(aged_catalog: Catalog) -> None:
+    reuse = CatalogReuse()
+    first = _requests(reuse.load(aged_catalog.root))
+    aged_catalog.write_cluster("cluster-b", ingress_class="traefik")
+    second = reuse.load(aged_catalog.root)
+    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    assert rebuilt == {key for key in first if key[1] == "cluster-b"}
+    _same_as_a_fresh_load(second, aged_catalog.root)
+
+
+def test_an_edited_profile_value_builds_again_the_requests_of_the_targets_that_select_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "fleet"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "fleet", root)
+    _age(root)
+    _settled()
+    reuse = CatalogReuse()
+    first = _requests(reuse.load(root))
+    profile = root / "profiles" / "prod-nginx-ingress.yaml"
+    profile.write_text(
+        profile.read_text().replace("ingressClassName: nginx-internal}", "ingressClassName: private}")
+    )
+    second = reuse.load(root)
+    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    assert rebuilt == {key for key in first if key[1] == "prod-nginx" and key[3] == "ingress-class=internal"}
+    _same_as_a_fresh_load(second, root)
