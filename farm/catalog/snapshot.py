@@ -342,10 +342,8 @@ class _EarlierRequests:
         parts = snapshot._parts  # noqa: SLF001 - the earlier snapshot's own, already computed
         self._applications = {name: entry[0] for name, entry in parts._applications.items()}  # noqa: SLF001
         self._profiles = {key: profile[2:4] for key, profile in parts._profiles.items()}  # noqa: SLF001
-        self._requests = {
-            (t.target.application, t.target.cluster, t.target.namespace, t.target.selection): t.request
-            for t in snapshot.target_requests
-        }
+        self._snapshot: CatalogSnapshot | None = snapshot
+        self._requests: dict[tuple[str, str, str | None, str], RenderRequest] = {}
 
     def request(self, target: Target, app: ApplicationEntry, profile: tuple) -> RenderRequest | None:
         """The earlier request of ``target``, when its inputs are unchanged; None otherwise."""
@@ -353,6 +351,12 @@ class _EarlierRequests:
             return None
         if self._profiles.get((target.cluster, target.selection)) != profile[2:4]:
             return None
+        if self._snapshot is not None:  # indexed at the first target whose inputs are unchanged
+            self._requests = {
+                (t.target.application, t.target.cluster, t.target.namespace, t.target.selection): t.request
+                for t in self._snapshot.target_requests
+            }
+            self._snapshot = None
         return self._requests.get((target.application, target.cluster, target.namespace, target.selection))
 
 
