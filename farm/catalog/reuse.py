@@ -98,12 +98,11 @@ class CatalogReuse:
             self._last = None
             self.changes += 1
         loading = time.time_ns()
-        if state is None:  # a symbolic link somewhere: nothing is kept, nothing reused
-            self._applications = None
-            return load_catalog(path, max_file_bytes=max_file_bytes)
         kept = self._applications[1] if self._applications and self._applications[0] == key else {}
-        reads = _ApplicationReads(state, kept, loading)
         self._applications = None
+        if state is None:  # a symbolic link somewhere: nothing is kept, nothing reused
+            return load_catalog(path, max_file_bytes=max_file_bytes)
+        reads = _ApplicationReads(state, kept, loading)
         snapshot = load_catalog(path, max_file_bytes=max_file_bytes, applications=reads)
         if tree_state(root) != state:  # changed while it was read: what was read may be either
             return snapshot

@@ -46,12 +46,7 @@ from farm.evidence.failure import failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import Rendered, SignedOutput, rendered, sign_batch
-from farm.fleet.progress import (
-    after_job_recorded,
-    finalize_run_if_done,
-    finalize_run_in_transaction,
-    run_finished,
-)
+from farm.fleet.progress import after_job_recorded, finalize_run_if_done, finalize_run_in_transaction
 from farm.identity.fingerprint import core_version
 from farm.logs import job_log_context
 from farm.metrics import JOB_SECONDS, RENDER_SECONDS
@@ -132,10 +127,10 @@ def run_jobs(
             outcome, finished = _record(storage, signer, started, worker, connection)
             outcomes.append(outcome)
             held.remove(started)
-            if finished is None and outcome.state != SKIPPED:
+            if finished is None:
                 unprobed[started.job.run_id] = None
-            elif finished:
-                run_finished(storage, started.job.run_id)
+            else:
+                after_job_recorded(storage, started.job.run_id, finished, connection)
 
         try:
             rendered: _Started | None = None
@@ -176,10 +171,8 @@ def _probe_completions(storage: Storage, runs: dict[str, None], connection: Conn
     after them sees every job recorded before it (a job recorded elsewhere meanwhile, whose own
     probe saw this call's jobs open, included). Probing after every job cost a transaction a
     job."""
-    while runs:
-        run_id = next(iter(runs))
+    for run_id in runs:
         after_job_recorded(storage, run_id, None, connection)
-        del runs[run_id]
 
 
 @dataclass

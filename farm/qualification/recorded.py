@@ -71,17 +71,8 @@ def refresh_state(
 ) -> bool:
     """Derive and store the state; an event is appended when state or reason changed (naming the
     snapshot ``today`` was read from, when given). True if it changed."""
-    derived, evidence_id = recompute(session, subject, today, trusted_keyids, now, max_age)
-    return records.record_state(
-        session,
-        subject,
-        derived.state,
-        derived.reason,
-        evidence_id,
-        cause=cause,
-        now=now,
-        snapshot_digest=snapshot_digest,
-    )
+    derived = recompute(session, subject, today, trusted_keyids, now, max_age)
+    return _store(session, subject, derived, cause=cause, now=now, snapshot_digest=snapshot_digest)
 
 
 def refresh_states(
@@ -101,7 +92,7 @@ def refresh_states(
     runs = records.run_states_by_subject(session)
     for subject in subjects:
         today = today_of(subject.cluster_profile)
-        derived, evidence_id = _derive(
+        derived = _derive(
             subject,
             evidence.get(subject.id, []),
             runs.get(subject.id, []),
@@ -110,18 +101,33 @@ def refresh_states(
             now,
             max_age,
         )
-        records.record_state(
-            session,
-            subject,
-            derived.state,
-            derived.reason,
-            evidence_id,
-            cause=cause,
-            now=now,
-            snapshot_digest=snapshot_digest,
-            flush=False,
-        )
+        _store(session, subject, derived, cause=cause, now=now, snapshot_digest=snapshot_digest, flush=False)
     session.flush()
+
+
+def _store(
+    session: Session,
+    subject: QualificationSubject,
+    derived: tuple[Derived, int | None],
+    *,
+    cause: str,
+    now: datetime,
+    snapshot_digest: str | None,
+    flush: bool = True,
+) -> bool:
+    """Store a derived state and its current evidence row (``records.record_state``)."""
+    state, evidence_id = derived
+    return records.record_state(
+        session,
+        subject,
+        state.state,
+        state.reason,
+        evidence_id,
+        cause=cause,
+        now=now,
+        snapshot_digest=snapshot_digest,
+        flush=flush,
+    )
 
 
 def _evidence_record(subject: QualificationSubject, row: QualificationEvidence) -> EvidenceRecord:

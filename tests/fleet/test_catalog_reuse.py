@@ -183,6 +183,11 @@ def _requests(snapshot) -> dict[tuple[str, str, str, str], object]:
     }
 
 
+def _rebuilt(first: dict[tuple[str, str, str, str], object], snapshot) -> set[tuple[str, str, str, str]]:
+    """The targets of ``snapshot`` whose request is not the one ``first`` held."""
+    return {key for key, request in _requests(snapshot).items() if request is not first.get(key)}
+
+
 def _same_as_a_fresh_load(snapshot, root: Path) -> None:
     fresh = load_catalog(root)
     assert snapshot.digest == fresh.digest
@@ -197,7 +202,7 @@ def test_an_edited_application_builds_only_its_own_targets_requests_again(aged_c
     first = _requests(reuse.load(aged_catalog.root))
     aged_catalog.write_app("app-1", image="ghcr.io/example/app:v2.0.0")
     second = reuse.load(aged_catalog.root)
-    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    rebuilt = _rebuilt(first, second)
     assert rebuilt == {key for key in first if key[0] == "app-1"}
     _same_as_a_fresh_load(second, aged_catalog.root)
 
@@ -207,7 +212,7 @@ def test_an_edited_cluster_profile_builds_its_targets_requests_again(aged_catalo
     first = _requests(reuse.load(aged_catalog.root))
     aged_catalog.write_cluster("cluster-b", ingress_class="traefik")
     second = reuse.load(aged_catalog.root)
-    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    rebuilt = _rebuilt(first, second)
     assert rebuilt == {key for key in first if key[1] == "cluster-b"}
     _same_as_a_fresh_load(second, aged_catalog.root)
 
@@ -226,6 +231,6 @@ def test_an_edited_profile_value_builds_again_the_requests_of_the_targets_that_s
         profile.read_text().replace("ingressClassName: nginx-internal}", "ingressClassName: private}")
     )
     second = reuse.load(root)
-    rebuilt = {key for key, request in _requests(second).items() if request is not first.get(key)}
+    rebuilt = _rebuilt(first, second)
     assert rebuilt == {key for key in first if key[1] == "prod-nginx" and key[3] == "ingress-class=internal"}
     _same_as_a_fresh_load(second, root)
