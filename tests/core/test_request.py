@@ -239,6 +239,50 @@ def test_the_descriptor_bytes_are_the_canonical_json_of_the_descriptor(
     assert decode_request(request.descriptor_bytes, _documents_of(request).__getitem__) == request
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("sets", [1]),  # the request would hold "1": another descriptor
+        ("sets", "a=b"),  # a string where a list belongs: the request would hold ("a", "=", "b")
+        ("selection", 7),
+        ("namespace", ["shop"]),
+        ("requestVersion", True),  # equal to 1, written as true
+        ("sources", {"app": 1, "clusterProfile": "c", "package": "p"}),
+    ],
+)
+def test_a_descriptor_whose_field_the_request_would_write_otherwise_is_not_canonical(
+    field: str, value: object
+) -> None:
+    request = _request(values=(ValuesLayer("web/values.yaml", b"replicas: 2\n"),), sets=("a=b",))
+    descriptor = request.descriptor()
+    descriptor[field] = value
+    with pytest.raises(RequestError, match="canonical"):
+        decode_request(canonical_json(descriptor), _store(request).__getitem__)
+
+
+def test_a_values_layer_source_that_is_not_a_string_is_not_canonical() -> None:
+    request = _request(values=(ValuesLayer("7", b"replicas: 2\n"),))
+    descriptor = request.descriptor()
+    descriptor["values"][0]["source"] = 7
+    with pytest.raises(RequestError, match="canonical"):
+        decode_request(canonical_json(descriptor), _store(request).__getitem__)
+
+
+def test_a_descriptor_holding_a_lone_surrogate_is_refused_as_a_request_error() -> None:
+    # json.loads reads the escape into a string that has no UTF-8 form: a refusal of the
+    # request (its target fails), never an exception that fails the job
+    request = _request(namespace="shop")
+    forged = request.descriptor_bytes.replace(b'"namespace":"shop"', b'"namespace":"\\ud800"')
+    with pytest.raises(RequestError, match="canonical"):
+        decode_request(forged, _store(request).__getitem__)
+
+
+def test_a_decoded_request_carries_the_very_descriptor_it_was_read_from() -> None:
+    request = _request(values=(ValuesLayer("web/values.yaml", b"replicas: 2\n"),), namespace="é ✓")
+    decoded = decode_request(request.descriptor_bytes, _store(request).__getitem__)
+    assert decoded.__dict__["descriptor_bytes"] == request.descriptor_bytes  # not written again
+
+
 def _documents_of(request: RenderRequest) -> dict[str, bytes]:
     return {hashlib.sha256(blob).hexdigest(): blob for blob in request.documents()}
 
