@@ -762,6 +762,40 @@ def core_again(
     }
 
 
+FILE_CREATE_PROBES = 300  # files created to time the work folder's filesystem
+FILE_CREATE_BYTES = 2_600  # about a rendered output's size
+
+
+def file_create_cpu_us(work: Path) -> float:
+    """The CPU (user and system) this process spends creating, writing and closing one new file of
+    an output's size in a fresh folder of ``work``, in microseconds (the files are removed after).
+
+    A worker creates a file for each new blob (0.56 per rendered target here), and what a create
+    costs depends on the filesystem's state, not on the farm: on one machine of this kind it
+    moved between 20 and 700 microseconds within an hour on the same ext4 filesystem, the
+    system CPU of a fleet run's blob writes with it. The figure, timed before and after the runs,
+    says how much of a run's farm CPU per target the filesystem took that day."""
+    folder = Path(tempfile.mkdtemp(prefix="file-create-", dir=work))
+    data = b"x" * FILE_CREATE_BYTES
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for index in range(FILE_CREATE_PROBES):
+        descriptor = os.open(folder / f"probe-{index}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+        os.write(descriptor, data)
+        os.close(descriptor)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    shutil.rmtree(folder)
+    spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return round(1e6 * spent / FILE_CREATE_PROBES, 1)
+
+
+def file_create_figures(work: Path, suffix: str = "") -> dict[str, float]:
+    cost = file_create_cpu_us(work)
+    print(
+        f"creating a file in the bench's folder{' after the runs' if suffix else ''}: {cost:8.1f} µs of CPU"
+    )
+    return {f"file_create_cpu_us{suffix}": cost}
+
+
 def farm_cpu_per_target_ms(farm_cpu_seconds: float, core_memo_cpu_seconds: float, n: int) -> float:
     """The farm's CPU per rendered target beyond the render itself, in milliseconds: its processes'
     CPU during a full run less the CPU of the core's renders of the same targets with a document
@@ -1125,6 +1159,7 @@ def main() -> int:
             f"  with a document memo:        {core_memo_seconds:8.2f} s  ({n / core_memo_seconds:.0f} renders/s, "
             "each document parsed once, as a worker renders)"
         )
+        create_figures = file_create_figures(work)
 
         # Local executor: embedded SQLite under a temporary FARM_HOME, a process per core.
         batch = {"FARM_BATCH_SIZE": str(options.batch_size)} if options.batch_size else {}
@@ -1196,7 +1231,8 @@ def main() -> int:
             "daemon_rerun_written_kib_per_target": round(daemon.rerun_write_bytes / n / 1024, 2),
         }
         figures = (
-            {
+            create_figures
+            | {
                 "daemon_seconds": round(daemon_seconds, 3),
                 "daemon_ratio": round(daemon_seconds / local_floor, 2),
                 "daemon_rerun_seconds": round(daemon_rerun_seconds, 3),
@@ -1237,6 +1273,7 @@ def main() -> int:
             figures |= bench_plan(work, options.clusters)
         if options.local_only:
             figures |= core_again(catalog, targets, core_seconds, core_memo_cpu)
+            figures |= file_create_figures(work, "_after")
             figures["bench_seconds"] = round(time.perf_counter() - started, 1)
             print(json.dumps(figures, sort_keys=True))
             return 0
@@ -1329,6 +1366,7 @@ def main() -> int:
             f"{celery_memory.peak_tree_mib:.1f} MiB for the worker and its pool"
         )
         figures |= core_again(catalog, targets, core_seconds, core_memo_cpu)
+        figures |= file_create_figures(work, "_after")
 
     figures |= {
         "celery_processes": options.celery_processes,

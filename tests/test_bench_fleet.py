@@ -47,3 +47,12 @@ def test_the_bench_finds_every_descendant_of_a_process_tree_and_nothing_else() -
     finally:
         os.killpg(tree.pid, signal.SIGKILL)  # the whole session, the grandchild with it
         tree.wait()
+
+
+def test_the_file_create_probe_reports_a_cost_per_file_and_leaves_the_folder_as_it_found_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "kept").write_text("the bench's own file")
+    cost = bench.file_create_cpu_us(tmp_path)
+    assert cost > 0  # a create is never free: a probe that timed nothing would say 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kept"]
