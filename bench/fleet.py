@@ -813,8 +813,11 @@ class StoreGrowth:
 
 
 def folder_blobs(folder: Path) -> tuple[int, int]:
-    """(files, bytes) under ``folder``: the blobs of a folder object store."""
-    sizes = [path.stat().st_size for path in folder.rglob("*") if path.is_file()] if folder.exists() else []
+    """(blobs, bytes) of the folder object store at ``folder``: the rows of its small-blob file
+    and its blob files, as the store lists them."""
+    from farm.store.objects import LocalObjectStore
+
+    sizes = [blob.size for blob in LocalObjectStore(folder).list_blobs()]
     return len(sizes), sum(sizes)
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from conftest_store import DatabaseFactory, Fleet
+from stored_blobs import remove_blob
 
 from farm.settings import SettingsError, redact_url
 from farm.store.db import create_farm_engine
 from farm.store.models import RenderJob, utcnow
-from farm.store.objects import LocalObjectStore
+from farm.store.objects import SMALL_BLOB_BYTES, LocalObjectStore
 
 SECRET = "s3cret-Pa55"
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,8 +202,7 @@ def test_reconcile_with_an_unreachable_broker_names_it_without_its_password(
 
 def test_farm_output_of_a_deleted_blob_names_the_blob(farm_env: dict[str, str], cli_fleet: Fleet) -> None:
     _, _, record = cli_fleet.render(b"kind: ConfigMap\n")
-    blob = Path(farm_env["FARM_OBJECT_STORE"]) / "sha256" / record.output_digest
-    blob.unlink()
+    remove_blob(Path(farm_env["FARM_OBJECT_STORE"]), record.output_digest)
     line = single_error(farm("output", "web/prod", env=farm_env))
     assert line.startswith(f"Error: blob sha256/{record.output_digest} is missing from local object store")
 
@@ -252,9 +252,17 @@ def test_the_embedded_database_and_its_folder_are_private(tmp_path: Path) -> Non
 
 def test_local_blobs_are_readable_by_their_owner_only(tmp_path: Path) -> None:
     store = LocalObjectStore(tmp_path / "objects")
-    digest = store.put(b"manifests")
-    assert mode(tmp_path / "objects" / "sha256" / digest) == 0o400
+    small, large = b"manifests", b"m" * (SMALL_BLOB_BYTES + 1)
+    digests = store.put_many([small, large])
+    assert mode(tmp_path / "objects" / "sha256" / digests[1]) == 0o400  # a large blob: a file
     assert mode(tmp_path / "objects") == 0o700 and mode(tmp_path / "objects" / "sha256") == 0o700
-    assert store.get(digest) == b"manifests"
-    store.delete(digest)
-    assert not store.exists(digest)
+    # small blobs: rows of one database, its log files as private as it
+    assert {p.name: mode(p) for p in (tmp_path / "objects").glob("small-blobs.db*")} == {
+        "small-blobs.db": 0o600,
+        "small-blobs.db-wal": 0o600,
+        "small-blobs.db-shm": 0o600,
+    }
+    assert [store.get(digest) for digest in digests] == [small, large]
+    for digest in digests:
+        store.delete(digest)
+        assert not store.exists(digest)

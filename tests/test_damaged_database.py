@@ -99,3 +99,33 @@ def test_verify_names_torn_pages_and_what_still_reads_back(
     assert any(line.startswith("DAMAGE table ") for line in lines), verify.stdout
     assert any(line.startswith("DAMAGE runs: ") or " affected: " in line for line in lines), verify.stdout
     assert any(line.startswith(f"FAIL database.damaged: database {home / 'farm.db'}: ") for line in lines)
+
+
+# commands that read blobs: each says the object store's file is damaged, and nothing of farm.db
+BLOB_COMMANDS = (
+    ("run", "CATALOG", "--processes", "1"),
+    ("output", "greeter/prod-nginx"),
+    ("gc", "--dry-run"),
+    ("verify", "--all"),
+)
+
+
+@pytest.mark.timeout(600)
+def test_every_command_reading_a_damaged_small_blob_file_says_so_in_one_error_line(
+    rendered_home: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(rendered_home[0], home)
+    objects = home / "objects"
+    for log in objects.glob("small-blobs.db-*"):
+        log.unlink()
+    _garbage(objects / "small-blobs.db")
+    for command in BLOB_COMMANDS:
+        args = [str(rendered_home[1]) if arg == "CATALOG" else arg for arg in command]
+        result = _farm(home, *args)
+        assert result.returncode == 1, (command, result.stderr)
+        assert result.stderr.splitlines() == [result.stderr.strip()], (command, result.stderr)
+        assert result.stderr.startswith(f"Error: local object store {objects} refused a read: "), command
+        assert "the file is damaged: restore the object store folder from a backup" in result.stderr, command
+        assert "'A damaged small-blobs.db'" in result.stderr and "[store.unavailable]" in result.stderr
+        assert "DAMAGE" not in result.stdout, command  # farm.db is whole: no report of it

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import sqlite3
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,14 +16,18 @@ import boto3
 import pytest
 from conftest_store import S3Bucket
 from s3_proxy import WriteRefusingProxy
+from stored_blobs import overwrite_blob, stored_bytes
 
 from farm.identity.canonical import sha256_hex
 from farm.settings import load_settings
 from farm.store.objects import (
+    SMALL_BLOB_BYTES,
     BlobCorruptError,
     BlobMissingError,
     LocalObjectStore,
     ObjectStore,
+    ObjectStoreError,
+    ObjectStoreUnavailableError,
     S3ObjectStore,
     open_object_store,
     parse_s3_location,
@@ -140,9 +148,7 @@ def test_a_bad_digest_is_refused(object_store: ObjectStore, bad: str) -> None:
 
 
 def _overwrite_local(store: LocalObjectStore, digest: str, data: bytes) -> None:
-    path = store.root / "sha256" / digest
-    os.chmod(path, 0o644)
-    path.write_bytes(data)
+    overwrite_blob(store.root, digest, data)
 
 
 def test_local_corrupt_and_truncated_blobs_name_their_digest(local_store: LocalObjectStore) -> None:
@@ -181,18 +187,112 @@ def test_s3_put_repairs_a_corrupt_copy(s3_store: S3ObjectStore, s3_bucket: S3Buc
 # --- backend specifics ------------------------------------------------------------------------
 
 
-def test_local_layout_is_sha256_hex_read_only_and_leaves_no_temporary_files(
+def test_a_local_small_blob_is_a_row_of_an_owner_only_database_and_no_file(
     local_store: LocalObjectStore,
 ) -> None:
     digest = local_store.put(b"payload")
+    assert stored_bytes(local_store.root, digest) == b"payload"
+    assert not (local_store.root / "sha256").exists()  # no file, no inode spent on it
+    database = local_store.root / "small-blobs.db"
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600  # private to its owner
+    assert stat.S_IMODE(local_store.root.stat().st_mode) == 0o700
+
+
+def test_a_local_blob_larger_than_the_small_limit_is_a_read_only_sha256_hex_file(
+    local_store: LocalObjectStore,
+) -> None:
+    data = b"x" * (SMALL_BLOB_BYTES + 1)
+    digest = local_store.put(data)
     path = local_store.root / "sha256" / digest
-    assert path.read_bytes() == b"payload"
+    assert path.read_bytes() == data
     assert stat.S_IMODE(path.stat().st_mode) == 0o400  # read-only, and private to its owner
-    assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == [digest]
+    assert sorted(p.name for p in (local_store.root / "sha256").iterdir()) == [digest]  # no temporaries
+    assert local_store.get(digest) == data and [b.digest for b in local_store.list_blobs()] == [digest]
+
+
+def test_a_small_blob_an_earlier_farm_wrote_as_a_file_is_read_kept_listed_and_removed_as_one(
+    local_store: LocalObjectStore,
+) -> None:
+    data = b"written before small blobs were rows\n"
+    digest = hashlib.sha256(data).hexdigest()
+    folder = local_store.root / "sha256"
+    folder.mkdir(parents=True)
+    (folder / digest).write_bytes(data)
+    assert local_store.get(digest) == data and local_store.exists(digest)
+    assert local_store.missing([digest]) == set()
+    assert local_store.put(data) == digest  # the good file stays the copy: no second one as a row
+    assert [blob.digest for blob in local_store.list_blobs()] == [digest]
+    local_store.delete(digest)
+    assert not local_store.exists(digest) and not (folder / digest).exists()
+
+
+def test_a_corrupt_file_copy_of_a_small_blob_is_replaced_by_a_row_of_the_good_bytes(
+    local_store: LocalObjectStore,
+) -> None:
+    data = b"good bytes\n"
+    digest = hashlib.sha256(data).hexdigest()
+    (local_store.root / "sha256").mkdir(parents=True)
+    (local_store.root / "sha256" / digest).write_bytes(b"torn")
+    local_store.put(data)
+    assert local_store.get(digest) == data
+    assert not (local_store.root / "sha256" / digest).exists()
+    assert [blob.digest for blob in local_store.list_blobs()] == [digest]  # listed once
+
+
+def test_a_small_blob_put_by_one_process_is_read_by_another(local_store: LocalObjectStore) -> None:
+    script = (
+        "import sys; from pathlib import Path; from farm.store.objects import LocalObjectStore; "
+        "print(LocalObjectStore(Path(sys.argv[1])).put(b'from another process'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(local_store.root)], capture_output=True, text=True, check=True
+    )
+    digest = done.stdout.strip()
+    assert local_store.get(digest) == b"from another process"
+
+
+def test_a_store_that_was_only_read_creates_no_database(local_store: LocalObjectStore) -> None:
+    digest = hashlib.sha256(b"never stored").hexdigest()
+    assert not local_store.exists(digest) and local_store.missing([digest]) == {digest}
+    assert list(local_store.list_blobs()) == []
+    local_store.delete(digest)
+    assert not (local_store.root / "small-blobs.db").exists()
+
+
+def test_a_damaged_small_blob_database_is_an_object_store_error_naming_it(
+    local_store: LocalObjectStore,
+) -> None:
+    digest = local_store.put(b"payload")
+    database = local_store.root / "small-blobs.db"
+    fresh = LocalObjectStore(local_store.root)  # a process that opens the file after the damage
+    for name in ("small-blobs.db-wal", "small-blobs.db-shm"):
+        (local_store.root / name).unlink(missing_ok=True)
+    database.write_bytes(b"this is not a database" * 300)
+    with pytest.raises(ObjectStoreError, match="small-blobs.db: could not .* the small-blob database"):
+        fresh.get(digest)
+    with pytest.raises(ObjectStoreUnavailableError, match=r"small-blobs.db.*\[store.unavailable\]"):
+        fresh.put(b"another")
+
+
+def test_a_full_disk_under_the_small_blob_database_is_store_full(local_store: LocalObjectStore) -> None:
+    local_store.put(b"first")
+    database = sqlite3.connect(local_store.root / "small-blobs.db")
+    pages = database.execute("PRAGMA page_count").fetchone()[0]
+    database.execute(f"PRAGMA max_page_count={pages}")  # a file that may not grow: SQLite's disk full
+    database.close()
+    # max_page_count holds for the connection that sets it: set it on the store's own connection
+    connection = local_store._small._connection(create=False)  # noqa: SLF001 - the store's connection
+    assert connection is not None
+    connection.execute(f"PRAGMA max_page_count={pages}")
+    with pytest.raises(ObjectStoreUnavailableError, match=r"\[store.full\]") as refused:
+        local_store.put_many([os.urandom(3000) for _ in range(20)])
+    assert refused.value.code == "store.full"
+    assert local_store.get(hashlib.sha256(b"first").hexdigest()) == b"first"  # nothing else lost
 
 
 def test_local_list_ignores_stray_files(local_store: LocalObjectStore) -> None:
     digest = local_store.put(b"x")
+    (local_store.root / "sha256").mkdir()
     (local_store.root / "sha256" / ".tmp-123.part").write_bytes(b"half")
     assert [blob.digest for blob in local_store.list_blobs()] == [digest]
 
@@ -293,7 +393,8 @@ def test_bad_s3_location_names_the_setting(location: str) -> None:
 def test_put_many_rewrites_a_torn_blob_a_crash_left_under_its_name_and_leaves_no_temporary_file(
     local_store: LocalObjectStore,
 ) -> None:
-    blobs = [b"first output", b"second output", b"third output"]
+    # blobs beyond the small limit are files: written in place one by one, flushed once
+    blobs = [name * (SMALL_BLOB_BYTES // len(name) + 1) for name in (b"first ", b"second ", b"third ")]
     digests = local_store.put_many(blobs)
     _overwrite_local(local_store, digests[1], b"")  # renamed into place, crashed before the flush
     assert local_store.put_many(blobs) == digests

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fleet.conftest import fresh_render_children, make_catalog  # noqa: F401 - the fixture
+from stored_blobs import flip_a_byte, remove_blob, stored_bytes
 from typer.testing import CliRunner, Result
 
 from farm.cli import app as cli
@@ -71,15 +72,8 @@ def database(home: Path) -> sqlite3.Connection:
     return connection
 
 
-def blob(home: Path, digest: str) -> Path:
-    return home / "objects" / "sha256" / digest
-
-
-def flip_a_byte(path: Path) -> None:
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    path.chmod(0o644)
-    path.write_bytes(bytes(data))
+def objects(home: Path) -> Path:
+    return home / "objects"
 
 
 def assert_fails(result: Result, *expected: str) -> None:
@@ -214,7 +208,7 @@ def test_a_blob_a_row_names_edited_in_place_fails_verify_naming_its_kind(
 ) -> None:
     with database(home) as connection:
         digest = connection.execute(query).fetchone()[0]
-    flip_a_byte(blob(home, digest))
+    flip_a_byte(objects(home), digest)
     assert_fails(verify_all(), f"FAIL blob.corrupt: {kind} {digest}: named by ")
 
 
@@ -223,9 +217,9 @@ def test_a_document_only_a_snapshot_manifest_names_deleted_fails_verify(home: Pa
         named = {row[0] for row in connection.execute("SELECT blob_digest FROM applications")}
         named |= {row[0] for row in connection.execute("SELECT blob_digest FROM cluster_profiles")}
         manifest = connection.execute("SELECT blob_digest FROM catalog_snapshots LIMIT 1").fetchone()[0]
-    document = json.loads(blob(home, manifest).read_text())["fleet"]  # fleet.yaml: no row names it
+    document = json.loads(stored_bytes(objects(home), manifest))["fleet"]  # fleet.yaml: no row names it
     assert document not in named
-    blob(home, document).unlink()
+    remove_blob(objects(home), document)
     assert_fails(verify_all(), f"FAIL blob.missing: document {document}: named by the manifest of snapshot")
 
 

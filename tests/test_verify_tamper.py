@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 import typer
 from conftest_store import Fleet, OutputRecord, S3Bucket, make_inputs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from stored_blobs import overwrite_blob, stored_bytes
 from typer.testing import CliRunner, Result
 
 from farm.evidence.dsse import sign_envelope
@@ -25,11 +25,9 @@ def _verify(app: typer.Typer, env: dict[str, str], *arguments: str) -> Result:
     return CliRunner().invoke(app, ["verify", *arguments], env=env)
 
 
-def _blob_path(fleet: Fleet, digest: str) -> Path:
+def _objects(fleet: Fleet) -> Path:
     assert isinstance(fleet.objects, LocalObjectStore)
-    path = fleet.objects.root / "sha256" / digest
-    os.chmod(path, 0o644)
-    return path
+    return fleet.objects.root
 
 
 def _rendered(fleet: Fleet) -> tuple[str, OutputRecord]:
@@ -52,10 +50,9 @@ def test_one_flipped_byte_in_a_stored_output(
     cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer
 ) -> None:
     run_id, record = _rendered(cli_fleet)
-    path = _blob_path(cli_fleet, record.output_digest)
-    data = bytearray(path.read_bytes())
+    data = bytearray(stored_bytes(_objects(cli_fleet), record.output_digest))
     data[10] ^= 0x01
-    path.write_bytes(bytes(data))
+    overwrite_blob(_objects(cli_fleet), record.output_digest, bytes(data))
     result = _verify(storage_cli, farm_env, "--run", run_id)
     assert result.exit_code == 1
     assert (
@@ -67,8 +64,8 @@ def test_one_flipped_byte_in_a_stored_output(
 
 def test_a_truncated_blob(cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer) -> None:
     _, record = _rendered(cli_fleet)
-    path = _blob_path(cli_fleet, record.output_digest)
-    path.write_bytes(path.read_bytes()[:20])
+    stored = stored_bytes(_objects(cli_fleet), record.output_digest)
+    overwrite_blob(_objects(cli_fleet), record.output_digest, stored[:20])
     result = _verify(storage_cli, farm_env, "--all")
     assert result.exit_code == 1
     assert f"FAIL blob.corrupt: output {record.output_digest}" in result.output
@@ -113,7 +110,7 @@ def test_an_envelope_blob_of_a_record_written_before_envelopes_moved_into_rows_i
     cli_fleet.overwrite_envelope(record.evidence_id, None)
     assert cli_fleet.objects.put(envelope) == record.envelope_digest
     assert _verify(storage_cli, farm_env, "--all").exit_code == 0
-    _blob_path(cli_fleet, record.envelope_digest).write_bytes(b"{}")
+    overwrite_blob(_objects(cli_fleet), record.envelope_digest, b"{}")
     result = _verify(storage_cli, farm_env, "--all")
     assert result.exit_code == 1
     assert f"FAIL envelope.corrupt: output {record.output_digest}" in result.output

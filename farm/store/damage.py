@@ -30,7 +30,12 @@ MAX_LINES = 50  # lines of one report: a name per run past that would drown the 
 
 
 def is_damage(error: BaseException) -> bool:
-    """Whether ``error`` (a driver error, wrapped or not) says the database file is damaged."""
+    """Whether ``error`` (a driver error, wrapped or not) says the database file is damaged; the
+    object store's own file (its small blobs) is not the database: its errors say so themselves."""
+    from farm.store.objects import ObjectStoreError
+
+    if isinstance(error, ObjectStoreError):
+        return False
     text = f"{error} {getattr(error, 'orig', '')}".lower()
     return any(mark in text for mark in DAMAGE_MARKS)
 

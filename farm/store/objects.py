@@ -26,20 +26,23 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from farm.identity.canonical import is_hex_digest, sha256_hex
 from farm.settings import make_private_folder
+from farm.store.small_blobs import SmallBlobs, SmallBlobsError
 
 if TYPE_CHECKING:
     from farm.settings import FarmSettings
 
 KEY_PREFIX = "sha256/"
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 # temporary names unique in this process (with the pid, on the host: O_EXCL refuses a clash)
 _TEMPORARY_NAMES = itertools.count(secrets.randbits(32))
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -67,10 +70,13 @@ class ObjectStoreUnavailableError(ObjectStoreError):
     """A write the store's medium refused: full (``store.full``: ENOSPC, EDQUOT), read-only or
     failing (``store.unavailable``: EROFS, EIO). An infrastructure error: retried, never a target's."""
 
-    def __init__(self, error: OSError, store: str) -> None:
+    def __init__(
+        self, error: OSError, store: str, *, reason: str | None = None, refused: str = "a write"
+    ) -> None:
         self.code = STORE_FULL if error.errno in _FULL_ERRNOS else STORE_UNAVAILABLE
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        super().__init__(f"{store} refused a write: {reason} [{self.code}]")
+        if reason is None:
+            reason = os.strerror(error.errno) if error.errno else str(error)
+        super().__init__(f"{store} refused {refused}: {reason} [{self.code}]")
 
 
 def _refused_write(error: OSError) -> bool:
@@ -153,11 +159,20 @@ def _verified(digest: str, data: bytes, store: str) -> bytes:
     return data
 
 
+# Blobs up to this size are rows of the store's small-blob file (``farm.store.small_blobs``),
+# larger ones files: SQLite reads and writes blobs below about 100 KiB faster than a filesystem
+# does, and each row spares the filesystem an inode.
+SMALL_BLOB_BYTES = 128 * 1024
+
+
 class LocalObjectStore:
-    """Blobs as files under ``root/sha256/<hex>``."""
+    """Blobs in a folder: each of at most ``SMALL_BLOB_BYTES`` as a row of ``root/small-blobs.db``
+    (``farm.store.small_blobs``), each larger one as the file ``root/sha256/<hex>``. A small blob
+    an earlier farm wrote as a file stays one: it is read, kept, listed and removed where it is."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._small = SmallBlobs(self.root)
 
     def describe(self) -> str:
         return f"local object store {self.root}"
@@ -170,14 +185,38 @@ class LocalObjectStore:
 
     def put_many(self, blobs: Sequence[bytes], digests: Sequence[str] | None = None) -> list[str]:
         known = _digests_of(blobs, digests)
+        small: list[tuple[str, bytes]] = []
+        large: list[tuple[str, bytes]] = []
+        for data, digest in zip(blobs, known, strict=True):
+            (small if len(data) <= SMALL_BLOB_BYTES else large).append((digest, data))
         try:
-            if len(blobs) > 1 and _SYNCFS is not None:
-                return self._put_batch(blobs, known)
-            return self._put_each(blobs, known)
+            self._put_small(small)
+            if large:
+                large_digests, large_blobs = [d for d, _ in large], [b for _, b in large]
+                if len(large) > 1 and _SYNCFS is not None:
+                    self._put_batch(large_blobs, large_digests)
+                else:
+                    self._put_each(large_blobs, large_digests)
         except OSError as error:
             if _refused_write(error):
                 raise ObjectStoreUnavailableError(error, self.describe()) from error
             raise
+        return known
+
+    def _put_small(self, blobs: list[tuple[str, bytes]]) -> None:
+        """Rows for the small blobs, but a good copy an earlier farm stored as a file stays the one
+        (its age refreshed); a bad one is removed once the row holds the good bytes."""
+        folder = f"{self.root}/{KEY_PREFIX}"
+        as_files = [digest for digest, _ in blobs if os.path.exists(folder + digest)]
+        kept = {digest for digest in as_files if self._keep_stored_copy(digest, folder + digest)}
+        rows = [(digest, data) for digest, data in blobs if digest not in kept]
+        if not rows:
+            return
+        make_private_folder(self.root)
+        self._on_small_blobs(self._small.put, rows, "a write")
+        for digest in set(as_files) - kept:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder + digest)
 
     def _put_each(self, blobs: Sequence[bytes], digests: list[str]) -> list[str]:
         written: dict[Path, str] = {}  # final path → its fsynced temporary file, not yet renamed
@@ -272,20 +311,29 @@ class LocalObjectStore:
         return temp_name
 
     def get(self, digest: str) -> bytes:
-        try:
-            data = self._path(digest).read_bytes()
-        except FileNotFoundError:
-            raise BlobMissingError(digest, self.describe()) from None
+        path = self._path(digest)  # refuses a value that is not a digest
+        data = self._on_small_blobs(self._small.get, digest)
+        if data is None:
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                raise BlobMissingError(digest, self.describe()) from None
         return _verified(digest, data, self.describe())
 
     def exists(self, digest: str) -> bool:
-        return self._path(digest).is_file()
+        path = self._path(digest)
+        return self._on_small_blobs(self._small.holds, digest) or path.is_file()
 
     def missing(self, digests: Iterable[str]) -> set[str]:
+        wanted = list(digests)
+        for digest in wanted:
+            blob_key(digest)  # refuses a value that is not a digest, as every other call does
+        held = self._on_small_blobs(self._small.held, wanted)
         folder = f"{self.root}/{KEY_PREFIX}"
         absent = set()
-        for digest in digests:
-            blob_key(digest)  # refuses a value that is not a digest, as every other call does
+        for digest in wanted:
+            if digest in held:
+                continue
             try:
                 if not stat.S_ISREG(os.stat(folder + digest).st_mode):
                     absent.add(digest)
@@ -294,10 +342,20 @@ class LocalObjectStore:
         return absent
 
     def delete(self, digest: str) -> None:
+        path = self._path(digest)
+        self._on_small_blobs(self._small.delete, digest, "a write")
         with contextlib.suppress(FileNotFoundError):
-            self._path(digest).unlink()
+            path.unlink()
 
     def list_blobs(self) -> Iterator[BlobInfo]:
+        """The rows, then the files (a blob is one or the other: ``_put_small``)."""
+        rows = self._small.listed()
+        while True:
+            try:
+                listed = self._on_small_blobs(next, rows)
+            except StopIteration:
+                break
+            yield BlobInfo(*listed)
         folder = self.root / KEY_PREFIX
         if not folder.is_dir():
             return
@@ -306,6 +364,20 @@ class LocalObjectStore:
                 if is_hex_digest(entry.name) and entry.is_file():
                     info = entry.stat()
                     yield BlobInfo(entry.name, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
+
+    def _on_small_blobs(self, call: Callable[[_In], _Out], argument: _In, doing: str = "a read") -> _Out:
+        """``call(argument)`` on the small-blob file; its failure an ``ObjectStoreError``, an
+        ``ObjectStoreUnavailableError`` when the medium refused (full, read-only, failing,
+        damaged): an infrastructure error, whose job is queued again."""
+        try:
+            return call(argument)
+        except SmallBlobsError as error:
+            if not error.refused:
+                raise ObjectStoreError(str(error)) from error
+            medium = OSError(errno.ENOSPC if error.full else errno.EIO, str(error))
+            raise ObjectStoreUnavailableError(
+                medium, self.describe(), reason=str(error), refused=doing
+            ) from error
 
 
 def _remove_temporaries(names: Iterable[str]) -> None:

@@ -52,8 +52,18 @@ def persist_snapshot(session: Session, objects: ObjectStore, snapshot: CatalogSn
     True when this call stored it; a snapshot already recorded costs one primary-key read.
     """
     if session.get(models.CatalogSnapshot, snapshot.digest) is not None:
+        restore_lost_blobs(objects, snapshot)
         return False
     return _insert_snapshot(session, snapshot, source, objects.put_many(snapshot_blobs(snapshot))[-1])
+
+
+def restore_lost_blobs(objects: ObjectStore, snapshot: CatalogSnapshot) -> None:
+    """Store again the blobs of a snapshot recorded earlier that the object store no longer holds
+    (a store lost, or restored from an older backup): without its request packs, every target of
+    its runs would fail as forged. One look-up of its blobs' digests when none is missing."""
+    wanted = manifest_references(snapshot.manifest) | {sha256(snapshot.manifest).hexdigest()}
+    if objects.missing(wanted):
+        objects.put_many(snapshot_blobs(snapshot))
 
 
 @contextmanager
@@ -65,6 +75,7 @@ def persisting_snapshot(
     rows inserted once both are done, so no row names a blob before it is durable. The body must
     not use ``objects`` for the snapshot's blobs, nor ``session`` on another thread."""
     if session.get(models.CatalogSnapshot, snapshot.digest) is not None:
+        restore_lost_blobs(objects, snapshot)
         yield
         return
     blobs = snapshot_blobs(snapshot)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest_store import DatabaseFactory
 from sqlalchemy import func, select, update
+from stored_blobs import overwrite_blob, stored_bytes
 
 import farm.build.step as step
 import farm.fleet.jobs as jobs
@@ -146,9 +147,9 @@ def test_a_request_pack_whose_bytes_do_not_match_its_digest_fails_its_applicatio
     _, planned = plan_catalog(fleet_env.storage, catalog.root)
     victim = _targets(fleet_env, planned.run_id)[("app-2", "cluster-a")]
     assert victim.request_pack is not None
-    blob = Path(fleet_env.settings.object_store) / "sha256" / victim.request_pack
-    blob.chmod(0o644)
-    blob.write_bytes(blob.read_bytes().replace(b"cluster-a", b"cluster-b"))
+    objects = Path(fleet_env.settings.object_store)
+    pack = stored_bytes(objects, victim.request_pack)
+    overwrite_blob(objects, victim.request_pack, pack.replace(b"cluster-a", b"cluster-b"))
     _run_all(fleet_env, planned.queued)
     targets = _targets(fleet_env, planned.run_id)
     failed = {key: t for key, t in targets.items() if t.state == "failed"}

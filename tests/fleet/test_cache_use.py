@@ -11,6 +11,7 @@ from farm.fleet.service import plan_catalog
 from farm.store import models
 from farm.store.db import session_scope
 from farm.store.runs import targets_of_run
+from farm.store.snapshots import manifest_references
 
 from .conftest import Catalog, FleetEnv
 
@@ -42,6 +43,27 @@ def test_a_cached_target_whose_output_blob_was_deleted_renders_again(
     assert {key for key, t in again.items() if t.state == "succeeded"} == set(shared)
     assert fleet_env.storage.objects.exists(victim.output_digest)
     assert run_summary(fleet_env.storage, second.run_id).state == "completed"
+
+
+def test_a_catalog_run_again_after_its_object_store_was_lost_stores_its_snapshot_again_and_renders(
+    fleet_env: FleetEnv, catalog: Catalog
+) -> None:
+    """The recorded snapshot's documents and request packs went with the store: planning the same
+    catalog stores them again, so its targets render instead of failing as forged requests."""
+    _, first = plan_catalog(fleet_env.storage, catalog.root)
+    _render_all(fleet_env, first.queued)
+    objects = fleet_env.storage.objects
+    for blob in list(objects.list_blobs()):
+        objects.delete(blob.digest)
+    assert list(objects.list_blobs()) == []
+
+    snapshot, second = plan_catalog(fleet_env.storage, catalog.root)
+    assert second.snapshot_digest == first.snapshot_digest and second.cached == 0
+    _render_all(fleet_env, second.queued)
+    again = _targets(fleet_env, second.run_id)
+    assert {t.state for t in again.values()} == {"succeeded"}
+    assert run_summary(fleet_env.storage, second.run_id).state == "completed"
+    assert objects.missing(manifest_references(snapshot.manifest)) == set()
 
 
 def test_a_cache_entry_pointed_at_another_applications_output_is_not_served(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from securesystemslib.signer import Key, Signature
 from sqlalchemy import create_engine, text
+from stored_blobs import overwrite_blob
 
 from farm.publish.errors import scrub
 from publish.conftest import Farm, clone, commits, git
@@ -251,9 +252,7 @@ def test_a_tampered_output_blob_fails_the_publish_and_publishes_nothing(
     run_id = farm.run()
     verified = farm("verify", "--run", run_id)
     digest = next(line.split()[-1] for line in verified.splitlines() if line.startswith("ok   output"))
-    blob = tmp_path / "objects" / "sha256" / digest
-    blob.chmod(0o644)
-    blob.write_bytes(b"kind: Secret\n")
+    overwrite_blob(tmp_path / "objects", digest, b"kind: Secret\n")
     failed = farm.publish(run_id, "--to", "git", str(bare), status=1)
     assert failed["state"] == "failed" and failed["error"].startswith("publish.run")
     assert digest in failed["error"]

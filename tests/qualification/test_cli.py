@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from stored_blobs import overwrite_blob, stored_bytes
 from typer.testing import CliRunner
 
 from farm.cli import app as cli
@@ -65,8 +66,8 @@ def test_farm_verify_all_checks_qualification_statements_and_a_tampered_one_fail
     with engine.connect() as connection:
         digest = connection.scalars(select(QualificationEvidence.envelope_digest)).first()
     engine.dispose()
-    blob = next(p for p in (tmp_path / "objects").rglob(f"*{digest}*") if p.is_file())
-    blob.write_bytes(blob.read_bytes().replace(b'"payload":"', b'"payload":"e'))
+    stored = stored_bytes(tmp_path / "objects", digest)
+    overwrite_blob(tmp_path / "objects", digest, stored.replace(b'"payload":"', b'"payload":"e'))
     bad = CliRunner().invoke(cli, ["verify", "--all"], env=env)
     assert bad.exit_code == 1
     assert "FAIL qualification.blob_unreadable: qualification " in bad.output
