@@ -20,6 +20,7 @@ created until the first blob is written.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import threading
@@ -209,9 +210,12 @@ class SmallBlobs:
             message = f"{self.path}: could not {doing} the small-blob database: {error}"
             if primary in _DAMAGE:
                 message += f": the file is damaged: {RECOVERY}"
-            raise SmallBlobsError(
+            refused = SmallBlobsError(
                 message, primary_code=primary, disk_full=_no_space_left(self.path.parent)
-            ) from error
+            )
+            if refused.full:  # SQLite's words for a log it could not grow may not say why
+                refused.args = (f"{message} ({os.strerror(errno.ENOSPC)})",)
+            raise refused from error
 
 
 def _no_space_left(folder: Path) -> bool:
