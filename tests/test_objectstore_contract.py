@@ -251,6 +251,23 @@ def test_a_small_blob_put_by_one_process_is_read_by_another(local_store: LocalOb
     assert local_store.get(digest) == b"from another process"
 
 
+def test_deleting_small_blobs_gives_their_pages_back_to_the_filesystem(local_store: LocalObjectStore) -> None:
+    digests = local_store.put_many([os.urandom(3000) for _ in range(300)])
+    database = local_store.root / "small-blobs.db"
+
+    def file_bytes() -> int:
+        with sqlite3.connect(database) as connection:  # the log's pages written into the file
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return database.stat().st_size
+
+    full = file_bytes()
+    for digest in digests[30:]:
+        local_store.delete(digest)
+    assert file_bytes() < full / 5  # as removing 270 files would free their space
+    assert [local_store.get(digest) for digest in digests[:30]]  # the rest still read back
+
+
 def test_a_store_that_was_only_read_creates_no_database(local_store: LocalObjectStore) -> None:
     digest = hashlib.sha256(b"never stored").hexdigest()
     assert not local_store.exists(digest) and local_store.missing([digest]) == {digest}

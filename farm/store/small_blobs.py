@@ -138,14 +138,16 @@ class SmallBlobs:
                 raise
 
     def delete(self, digest: str) -> None:
-        """Remove a blob (a sweep's); not flushed to disk at once: a delete lost to a power cut
-        leaves a blob the next sweep removes, and a sweep of many blobs waits for no disk."""
+        """Remove a blob (a sweep's) and give its pages back to the filesystem, as removing its file
+        would; not flushed to disk at once: a delete lost to a power cut leaves a blob the next
+        sweep removes, and a sweep of many blobs waits for no disk."""
         connection = self._connection(create=False)
         if connection is not None:
             with self._errors("write"):
                 connection.execute("PRAGMA synchronous=NORMAL")
                 try:
                     connection.execute("DELETE FROM blobs WHERE digest = ?", (digest,))
+                    connection.execute("PRAGMA incremental_vacuum")
                 finally:
                     connection.execute("PRAGMA synchronous=FULL")
 
@@ -240,6 +242,10 @@ def _open(path: Path) -> sqlite3.Connection:
         raise sqlite3.DatabaseError(
             f"its schema version {version} is newer than this farm's ({SCHEMA_VERSION}): upgrade the farm"
         )
+    if version < SCHEMA_VERSION:
+        # a new file: the pages a sweep frees go back to the filesystem (``delete``); set before
+        # anything is written to it (the log mode included), a no-op on a file already written
+        connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=FULL")  # a commit is on disk before a row names its blobs
     if version < SCHEMA_VERSION:
