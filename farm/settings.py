@@ -78,7 +78,9 @@ class FarmSettings(BaseSettings):
         default="",
         description=(
             "Where blobs go: a folder, or `s3://BUCKET[/PREFIX]` on S3 or MinIO. The bucket must "
-            "exist: the farm does not create it."
+            "exist: the farm does not create it. A folder serves the processes of one host: its "
+            "small blobs are rows of a SQLite file in it (`small-blobs.db`), which a network "
+            "filesystem shared by several hosts cannot hold safely; give those hosts a bucket."
         ),
     )
     s3_endpoint_url: str | None = Field(
