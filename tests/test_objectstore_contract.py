@@ -293,13 +293,11 @@ def test_a_damaged_small_blob_database_is_an_object_store_error_naming_it(
 
 def test_a_full_disk_under_the_small_blob_database_is_store_full(local_store: LocalObjectStore) -> None:
     local_store.put(b"first")
-    database = sqlite3.connect(local_store.root / "small-blobs.db")
-    pages = database.execute("PRAGMA page_count").fetchone()[0]
-    database.execute(f"PRAGMA max_page_count={pages}")  # a file that may not grow: SQLite's disk full
-    database.close()
-    # max_page_count holds for the connection that sets it: set it on the store's own connection
+    # a file that may not grow is SQLite's disk full; the limit holds for the connection that
+    # sets it: the store's own
     connection = local_store._small._connection(create=False)  # noqa: SLF001 - the store's connection
     assert connection is not None
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
     connection.execute(f"PRAGMA max_page_count={pages}")
     with pytest.raises(ObjectStoreUnavailableError, match=r"\[store.full\]") as refused:
         local_store.put_many([os.urandom(3000) for _ in range(20)])

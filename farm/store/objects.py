@@ -186,17 +186,20 @@ class LocalObjectStore:
     def put_many(self, blobs: Sequence[bytes], digests: Sequence[str] | None = None) -> list[str]:
         known = _digests_of(blobs, digests)
         small: list[tuple[str, bytes]] = []
-        large: list[tuple[str, bytes]] = []
+        large_blobs: list[bytes] = []
+        large_digests: list[str] = []
         for data, digest in zip(blobs, known, strict=True):
-            (small if len(data) <= SMALL_BLOB_BYTES else large).append((digest, data))
+            if len(data) <= SMALL_BLOB_BYTES:
+                small.append((digest, data))
+            else:
+                large_blobs.append(data)
+                large_digests.append(digest)
         try:
             self._put_small(small)
-            if large:
-                large_digests, large_blobs = [d for d, _ in large], [b for _, b in large]
-                if len(large) > 1 and _SYNCFS is not None:
-                    self._put_batch(large_blobs, large_digests)
-                else:
-                    self._put_each(large_blobs, large_digests)
+            if len(large_blobs) > 1 and _SYNCFS is not None:
+                self._put_batch(large_blobs, large_digests)
+            elif large_blobs:
+                self._put_each(large_blobs, large_digests)
         except OSError as error:
             if _refused_write(error):
                 raise ObjectStoreUnavailableError(error, self.describe()) from error

@@ -51,9 +51,11 @@ class SmallBlobsError(RuntimeError):
     failing, unreadable), not a blob."""
 
     def __init__(self, message: str, *, primary_code: int | None, disk_full: bool = False) -> None:
-        super().__init__(message)
         self.full = primary_code == sqlite3.SQLITE_FULL or (disk_full and primary_code in _IO_FAILURES)
         self.refused = primary_code in _REFUSALS
+        if self.full:  # SQLite's words for a log it could not grow may not say why
+            message += f" ({os.strerror(errno.ENOSPC)})"
+        super().__init__(message)
 
 
 _DAMAGE = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
@@ -212,12 +214,9 @@ class SmallBlobs:
             message = f"{self.path}: could not {doing} the small-blob database: {error}"
             if primary in _DAMAGE:
                 message += f": the file is damaged: {RECOVERY}"
-            refused = SmallBlobsError(
+            raise SmallBlobsError(
                 message, primary_code=primary, disk_full=_no_space_left(self.path.parent)
-            )
-            if refused.full:  # SQLite's words for a log it could not grow may not say why
-                refused.args = (f"{message} ({os.strerror(errno.ENOSPC)})",)
-            raise refused from error
+            ) from error
 
 
 def _no_space_left(folder: Path) -> bool:

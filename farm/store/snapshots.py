@@ -61,7 +61,7 @@ def restore_lost_blobs(objects: ObjectStore, snapshot: CatalogSnapshot) -> None:
     """Store again the blobs of a snapshot recorded earlier that the object store no longer holds
     (a store lost, or restored from an older backup): without its request packs, every target of
     its runs would fail as forged. One look-up of its blobs' digests when none is missing."""
-    wanted = manifest_references(snapshot.manifest) | {sha256(snapshot.manifest).hexdigest()}
+    wanted = manifest_references(snapshot.manifest) | {snapshot.digest}  # the manifest's own digest
     if objects.missing(wanted):
         objects.put_many(snapshot_blobs(snapshot))
 
