@@ -29,7 +29,6 @@ from farm.store.runs import (
     CachedFailure,
     cached_failures,
     cached_outputs,
-    copied_outputs,
     copied_targets,
     copy_answered_targets,
     discard_targets,
@@ -306,12 +305,13 @@ def _copy_earlier_answers(
     if earlier is None or earlier.core_version != run["core_version"]:
         return None
     now, total = run["created_at"], len(snapshot.target_requests)
-    count = copy_answered_targets(session, earlier.id, run["id"], snapshot.request_pack_digests, now)
+    copied = copy_answered_targets(session, earlier.id, run["id"], snapshot.request_pack_digests, now)
+    count = len(copied)
     if count == 0:
         return None
     unchanged = earlier.snapshot_digest == snapshot.digest
     if unchanged and count == total:  # the same manifest: every row is its target's
-        targets, outputs = None, copied_outputs(session, run["id"])
+        targets, outputs = None, set(copied)
     else:
         rows = copied_targets(session, run["id"])
         if not unchanged and not _rows_are_the_snapshots(rows, snapshot):
