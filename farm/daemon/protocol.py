@@ -78,9 +78,14 @@ def code_fingerprint() -> str:
     """What identifies the code a process runs: the interpreter, every file of the ``farm``
     package (path, size, modification time) and the site-packages folders (installing or removing
     a package changes them). A daemon whose fingerprint differs from its
-    client's runs older code and must not serve it."""
+    client's runs older code and must not serve it.
+
+    The interpreter is its file and its environment's prefix, not the name it was started by: a
+    venv's ``python`` and ``python3`` are one interpreter (``python -m farm daemon start``, then
+    the ``farm`` script, whose first line names ``python3``, made the daemon stop)."""
     digest = sha256()
-    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
+    interpreter = os.path.realpath(sys.executable)
+    digest.update(f"{interpreter}\0{sys.prefix}\0{sys.version}\0".encode())
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     for folder, folders, files in os.walk(package):
         folders[:] = sorted(name for name in folders if name != "__pycache__")

@@ -184,6 +184,37 @@ def test_the_daemon_relays_a_failing_command_s_error_line_and_exit_status(farm: 
     assert usage.stderr == "Error: --executor: must be local or celery, got 'lcoal'\n"
 
 
+def _another_name_of_this_interpreter() -> Path:
+    """A sibling of ``sys.executable`` (a venv's ``python`` and ``python3``) that is the same
+    interpreter under another name, as the ``farm`` script's first line names it."""
+    here = Path(sys.executable)
+    for name in ("python3", "python", f"python{sys.version_info[0]}.{sys.version_info[1]}"):
+        sibling = here.with_name(name)
+        if name != here.name and sibling.exists() and sibling.resolve() == here.resolve():
+            return sibling
+    pytest.fail(f"no other name of {here} next to it")
+
+
+def test_a_client_started_through_another_name_of_the_same_interpreter_is_served(
+    farm: Farm, catalog: Catalog
+) -> None:
+    pid = farm.start()  # as ``python -m farm daemon start``; then ``farm run`` (python3, say)
+    alias = _another_name_of_this_interpreter()
+    result = subprocess.run(
+        [str(alias), "-m", "farm", "run", "catalog", "--json"],
+        env=farm.env,
+        cwd=farm.cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert _counts(json.loads(result.stdout)) == (11, 0, 0)
+    assert farm.served() == 1
+    assert farm.status() is not None and _process_exists(pid)
+    assert "other farm code" not in farm.log()
+
+
 def test_a_client_with_another_environment_runs_the_command_itself(farm: Farm, catalog: Catalog) -> None:
     farm.start()
     summary = farm.run_json("catalog", env={**farm.env, "FARM_BATCH_SIZE": "2"})
