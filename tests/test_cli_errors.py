@@ -230,6 +230,33 @@ def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> No
     assert target.read_text() == ""
 
 
+def farm_in_a_removed_folder(
+    folder: Path, *args: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``farm ARGS`` run from ``folder`` after the folder was removed, as from a shell left in it."""
+    folder.mkdir()
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    return subprocess.run(
+        [sys.executable, "-m", "farm", *args],
+        env={**clean, **env},
+        cwd=folder,
+        preexec_fn=lambda: os.rmdir(folder),  # runs in the child, after it entered the folder
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("command", [["runs"], ["run", "catalog"], ["plan", "catalog"]])
+def test_a_command_run_from_a_removed_folder_says_so_in_one_line(command: list[str], tmp_path: Path) -> None:
+    result = farm_in_a_removed_folder(tmp_path / "removed", *command, env=embedded(tmp_path))
+    assert single_error(result) == (
+        "Error: the current folder no longer exists (it was removed while this shell was in it);"
+        " cd to a folder that exists and run the command again"
+    )
+    assert not (tmp_path / ".farm").exists()  # nothing was started or written
+
+
 # --- File modes ----------------------------------------------------------------------------------
 
 

@@ -215,6 +215,29 @@ def test_a_client_started_through_another_name_of_the_same_interpreter_is_served
     assert "other farm code" not in farm.log()
 
 
+def test_a_client_in_a_removed_folder_gets_one_error_line_and_the_daemon_serves_on(
+    farm: Farm, catalog: Catalog, tmp_path: Path
+) -> None:
+    farm.start()
+    removed = tmp_path / "removed"
+    removed.mkdir()
+    result = subprocess.run(
+        [*FARM, "run", "catalog"],
+        env=farm.env,
+        cwd=removed,
+        preexec_fn=lambda: os.rmdir(removed),  # in the child, once it is in the folder
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: the current folder no longer exists"), result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert farm.served() == 0
+    assert _counts(farm.run_json("catalog")) == (11, 0, 0)
+    assert farm.served() == 1
+
+
 def test_a_client_with_another_environment_runs_the_command_itself(farm: Farm, catalog: Catalog) -> None:
     farm.start()
     summary = farm.run_json("catalog", env={**farm.env, "FARM_BATCH_SIZE": "2"})
