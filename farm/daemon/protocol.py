@@ -23,6 +23,10 @@ import struct
 import sys
 from collections.abc import Mapping
 
+TYPE_CHECKING = False  # typing's import would be a cost of every client
+if TYPE_CHECKING:
+    from hashlib import _Hash
+
 try:
     from _json import encode_basestring_ascii as _json_string
 except ImportError:  # pragma: no cover - an interpreter without the accelerator: json's own
@@ -86,16 +90,27 @@ def code_fingerprint() -> str:
     digest = sha256()
     interpreter = os.path.realpath(sys.executable)
     digest.update(f"{interpreter}\0{sys.prefix}\0{sys.version}\0".encode())
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    for folder, folders, files in os.walk(package):
-        folders[:] = sorted(name for name in folders if name != "__pycache__")
-        for name in sorted(files):
-            stat = os.stat(os.path.join(folder, name))
-            digest.update(f"{folder}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    _add_files(digest, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     for folder in site.getsitepackages():
         with contextlib.suppress(OSError):
             digest.update(f"{folder}\0{os.stat(folder).st_mtime_ns}\0".encode())
     return digest.hexdigest()
+
+
+def _add_files(digest: _Hash, folder: str) -> None:
+    """Each file under ``folder`` (its path, size and modification time), bytecode caches left
+    out, in name order. ``os.scandir`` rather than ``os.walk``: half the client's CPU for it."""
+    for entry in sorted(os.scandir(folder), key=_entry_name):
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name != "__pycache__":
+                _add_files(digest, entry.path)
+        else:
+            stat = entry.stat()
+            digest.update(f"{entry.path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def send_frame(connection: _socket.socket, kind: bytes, payload: bytes = b"") -> None:

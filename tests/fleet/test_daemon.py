@@ -394,6 +394,35 @@ def test_start_replaces_a_daemon_that_runs_other_farm_code(farm: Farm, tmp_path:
     farm.started.append(int(status["pid"]))
 
 
+def test_the_code_fingerprint_changes_with_an_edited_module_and_not_with_bytecode(tmp_path: Path) -> None:
+    source = tmp_path / "release"
+    shutil.copytree(ROOT / "farm", source / "farm", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def fingerprint() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", "from farm.daemon import protocol; print(protocol.code_fingerprint())"],
+            env={**_base_environment(), "PYTHONPATH": str(source), "PYTHONDONTWRITEBYTECODE": "1"},
+            cwd=tmp_path,  # ``-c`` puts its folder first on the import path
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+
+    first = fingerprint()
+    assert fingerprint() == first
+    cache = source / "farm" / "core" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "render.cpython-311.pyc").write_bytes(b"bytecode")
+    assert fingerprint() == first  # bytecode caches come and go
+    module = source / "farm" / "core" / "render.py"
+    module.write_text(module.read_text() + "# edited\n")
+    edited = fingerprint()
+    assert edited != first
+    (source / "farm" / "core" / "components" / "new_handler.py").write_text("")
+    assert fingerprint() not in (first, edited)  # a new file in a nested package
+
+
 def test_a_daemon_whose_socket_is_removed_stops_itself(farm: Farm) -> None:
     pid = farm.start()
     (farm.home / protocol.SOCKET_NAME).unlink()
