@@ -176,11 +176,16 @@ def _failure_keys_if_few(session: Session, asked: int) -> set[str] | None:
 # An earlier run's target row copied (``copy_answered_targets``) when the action cache still answers
 # its key as ``cached_outputs`` answers it (the entry's evidence record about the same key and
 # output) and its request pack is the one the snapshot names for its application (the packs bound
-# as JSON, application → digest). Its id is the run's UUIDv7 prefix and a counter in the earlier
-# run's order (as ``new_ids`` makes them). The statement returns each copy's output, where reading
-# them back took a look-up in the table per row. On SQLite the evidence is compared column by
-# column, with its index on the output ruled out (``+``): one string made per row cost a tenth of
-# the copy (PostgreSQL keeps ``SIGNED_FOR_ENTRY``, for its plans).
+# as JSON, application → digest). Its id is the run's UUIDv7 prefix and a counter (as ``new_ids``
+# makes them), ascending in the order the rows go in, so that each index entry of the copy is
+# appended, not inserted. The statement returns each copy's output, where reading them back took
+# a look-up in the table per row.
+#
+# On SQLite the counter is the earlier row's rowid less the earlier run's first: unique as rowids
+# are, with no window over the rows to number them (a seventh of the copy's instructions); and the
+# evidence is compared column by column, with its index on the output ruled out (``+``), not as
+# one string made per row. PostgreSQL numbers the rows (a row has no stable number of its own) and
+# keeps ``SIGNED_FOR_ENTRY``, for its plans.
 _COPY_ANSWERED = (
     "INSERT INTO render_targets (id, run_id, job_id, application, cluster_profile, selection,"
     " request_digest, request_pack, action_key, state, error_code, error_message, output_digest,"
@@ -194,24 +199,26 @@ _COPY_ANSWERED = (
     " JOIN action_cache AS a ON a.action_key = p.action_key"
     " JOIN evidence_records AS e ON e.id = a.evidence_id"
     " WHERE {signed}"
-    " ORDER BY p.id"  # the new ids ascending: each index entry of the copy appended, not inserted
+    " ORDER BY {order}"
     " RETURNING output_digest"
 )
-_COUNTER = "row_number() OVER (ORDER BY p.id) - 1"
 _COPY_ANSWERED_SQL = {
     "sqlite": _COPY_ANSWERED.format(
-        counter=f"printf('%08x', {_COUNTER})",
+        counter="printf('%08x', p.rowid - ?)",
         packs="json_each(?)",
         join="CROSS JOIN",
         signed="+e.action_key = a.action_key AND +e.subject_digest = a.output_digest",
+        order="p.rowid",
     ),
     "postgresql": _COPY_ANSWERED.format(
-        counter=f"lpad(to_hex({_COUNTER}), 8, '0')",
+        counter="lpad(to_hex(row_number() OVER (ORDER BY p.id) - 1), 8, '0')",
         packs="jsonb_each_text(CAST(? AS jsonb))",
         join="JOIN",
         signed=SIGNED_FOR_ENTRY,
+        order="p.id",
     ),
 }
+_SQLITE_FIRST_ROWID = "SELECT min(rowid) FROM render_targets WHERE run_id = ?"
 
 
 def copy_answered_targets(
@@ -226,11 +233,15 @@ def copy_answered_targets(
     dialect = connection.dialect
     prefix = new_ids(1)[0][:24]
     moment = bind_moment(dialect, now)
+    rest = (run_id, moment, moment, json.dumps(dict(packs)), earlier_run)
     with driver_cursor(connection) as cursor:
-        cursor.execute(
-            placeholders(dialect, _COPY_ANSWERED_SQL[dialect.name]),
-            (prefix, run_id, moment, moment, json.dumps(dict(packs)), earlier_run),
-        )
+        if dialect.name == "sqlite":
+            cursor.execute(_SQLITE_FIRST_ROWID, (earlier_run,))
+            (first,) = cursor.fetchone()
+            parameters: tuple[Any, ...] = (prefix, first or 0, *rest)
+        else:
+            parameters = (prefix, *rest)
+        cursor.execute(placeholders(dialect, _COPY_ANSWERED_SQL[dialect.name]), parameters)
         return [digest for (digest,) in cursor.fetchall()]
 
 

@@ -86,14 +86,34 @@ def test_a_rerun_of_an_unchanged_catalog_records_every_target_cached_with_its_ou
     assert {(row.state, row.job_id, row.error_code, row.error_message) for row in again} == {
         ("cached", None, None, None)
     }
-    ids = [row.id for row in again]
-    assert len(set(ids)) == len(ids)
-    assert min(ids) > max(row.id for row in rendered)  # UUIDv7s: later than the earlier run's
+    _assert_ids_as_new_ids_makes_them(again, after=rendered)
     assert {row.run_id for row in again} == {second.run_id}
     assert all(row.created_at is not None and row.finished_at is not None for row in again)
     summary = run_summary(fleet_env.storage, second.run_id)
     assert summary.state == "completed"
     assert summary.counts == {"cached": len(rendered)}
+
+    third = _plan(fleet_env, catalog, caplog)  # a copy of the copy
+    assert _copied(caplog) == (len(rendered), len(rendered), True)
+    copied_again = _rows(fleet_env, third.run_id)
+    assert [_what_a_row_says(row) for row in copied_again] == [_what_a_row_says(row) for row in rendered]
+    _assert_ids_as_new_ids_makes_them(copied_again, after=again)
+
+
+def _assert_ids_as_new_ids_makes_them(
+    rows: list[models.RenderTarget], after: list[models.RenderTarget]
+) -> None:
+    """A copied run's ids: 32 hex digits, one prefix, distinct, later than the earlier run's, and
+    in the earlier run's order of its targets."""
+    ids = [row.id for row in rows]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", id_) for id_ in ids)
+    assert len({id_[:24] for id_ in ids}) == 1
+    assert len(set(ids)) == len(ids)
+    assert min(ids) > max(row.id for row in after)  # UUIDv7s: later than the earlier run's
+    by_target = {(row.application, row.cluster_profile, row.selection): row.id for row in after}
+    earlier_order = sorted(by_target, key=by_target.__getitem__)
+    copied = {(row.application, row.cluster_profile, row.selection): row.id for row in rows}
+    assert sorted(copied, key=copied.__getitem__) == earlier_order
 
 
 def test_a_rerun_whose_cache_entry_was_removed_copies_the_rest_and_renders_that_target(
