@@ -341,10 +341,10 @@ class Daemon:
 
 
 def _close_database_connections() -> None:
-    """Close the command's SQLite connections, as its own process would at its exit (the last
-    one to close checkpoints the write-ahead log and removes it: ``farm.store.db``). Done once
-    the client has its exit status: the checkpoint is the daemon's housekeeping, and the client
-    of a no-change re-run waited about 8 ms for it (2,000 targets, docs/performance.md)."""
+    """Checkpoint and close the command's SQLite connections, as its own process would at its exit
+    (the last one to close checkpoints the write-ahead log and removes it: ``farm.store.db``).
+    Done once the client has its exit status: the checkpoint is the daemon's housekeeping, which
+    its commands' commits leave to it (``checkpoint_when_closed``)."""
     from farm.store.db import close_sqlite_engines
 
     try:
@@ -481,6 +481,9 @@ def _warm_up() -> None:
     from farm.execution.executors import uses_celery
     from farm.execution.local import keep_local_pool
     from farm.settings import load_settings
+    from farm.store.db import checkpoint_when_closed
+
+    checkpoint_when_closed()  # after each command, once its client has the exit status
 
     for module in (
         "farm.cli",

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -236,6 +237,29 @@ def test_a_client_in_a_removed_folder_gets_one_error_line_and_the_daemon_serves_
     assert farm.served() == 0
     assert _counts(farm.run_json("catalog")) == (11, 0, 0)
     assert farm.served() == 1
+
+
+def _runs_in_the_database_file(home: Path, tmp_path: Path) -> set[str]:
+    """The runs the database file itself holds (its write-ahead log left out: what was
+    checkpointed into it)."""
+    alone = tmp_path / "farm-alone.db"
+    shutil.copyfile(home / "farm.db", alone)
+    with closing(sqlite3.connect(alone)) as database:
+        return {run_id for (run_id,) in database.execute("SELECT id FROM fleet_runs")}
+
+
+def test_the_daemon_checkpoints_a_command_s_writes_into_the_database_once_it_has_answered(
+    farm: Farm, catalog: Catalog, tmp_path: Path
+) -> None:
+    farm.start()
+    farm.run_json("catalog")
+    again = farm.run_json("catalog")  # planned and copied by the daemon alone: no worker wrote
+    assert _counts(again) == (0, 11, 0)
+    deadline = time.monotonic() + 60
+    while again["run_id"] not in _runs_in_the_database_file(farm.home, tmp_path):
+        assert time.monotonic() < deadline, "the re-run's rows stayed in the write-ahead log"
+        time.sleep(0.1)
+    assert farm.served() == 2
 
 
 def test_a_client_with_another_environment_runs_the_command_itself(farm: Farm, catalog: Catalog) -> None:
