@@ -301,7 +301,10 @@ class Daemon:
             contextlib.redirect_stderr(stderr),
         ):
             try:
-                return self._interruptible()
+                code = self._interruptible()
+                if code != 0 and request["argv"][:1] == ["run"]:
+                    _release_unfinished_runs()
+                return code
             finally:
                 for stream in (stdout, stderr):
                     with contextlib.suppress(OSError, ValueError):
@@ -338,6 +341,29 @@ class Daemon:
         if self._running:
             _log("the client went away: its command is interrupted")
             request_stop()
+
+
+def _release_unfinished_runs() -> None:
+    """After a ``farm run`` that did not end well (Ctrl-C on its client, an error): the run it
+    began is still ``running``, owned by the daemon, which lives on. Its own process would have
+    ended and the run would read ``interrupted``; released, it does, and the next ``farm run``
+    finishes it (``farm.fleet.recovery``)."""
+    from farm.fleet.recovery import release_runs_of_this_process
+    from farm.settings import load_settings
+    from farm.store.context import missing_database_file, open_storage
+
+    try:
+        settings = load_settings()
+        if missing_database_file(settings) is not None:
+            return  # the command stopped before it made a farm: no run to release
+        storage = open_storage(settings)
+        try:
+            for run_id in release_runs_of_this_process(storage):
+                _log(f"run {run_id} did not finish: released, the next farm run finishes it")
+        finally:
+            storage.close()
+    except Exception as error:  # noqa: BLE001 - the command has ended: the log says what failed
+        _log(f"could not release the command's unfinished runs: {type(error).__name__}: {error}")
 
 
 def _close_database_connections() -> None:

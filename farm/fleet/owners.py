@@ -51,14 +51,27 @@ def owner_of(pid: int) -> str:
     return f"{socket.gethostname()}/{_boot_id()}/{pid}/{_start_ticks(pid) or '-'}"
 
 
+def released(owner: str) -> str:
+    """``owner`` as it lets go of a run it no longer executes although its process lives on (the
+    farm daemon, whose command was interrupted): read as gone, so the run shows ``interrupted`` and
+    the next ``farm run`` finishes it, as after the end of a ``farm run`` of its own."""
+    host, boot, pid, _start = owner.split("/")
+    return f"{host}/{boot}/{pid}/{RELEASED}"
+
+
+RELEASED = "released"
+
+
 def owner_is_gone(owner: str) -> bool:
-    """Whether the process ``owner`` names has ended: same host and another boot, or no process
-    with that pid and start time. An owner of another host, or whose start time was unreadable
-    (``-``: no ``/proc``), is never gone."""
+    """Whether the process ``owner`` names has ended (or ``released`` the run): same host and
+    another boot, or no process with that pid and start time. An owner of another host, or whose
+    start time was unreadable (``-``: no ``/proc``), is never gone."""
     parts = owner.split("/")
     if len(parts) != 4 or not parts[2].isdigit() or parts[3] == "-":
         return False
     host, boot, pid, start = parts
+    if start == RELEASED:
+        return True
     if host != socket.gethostname():
         return False
     if boot != _boot_id():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from farm.fleet.owners import owner_is_gone, process_owner
+from farm.fleet.owners import owner_is_gone, process_owner, released
 from farm.fleet.progress import finalize_run_if_done
 from farm.settings import FarmSettings
 from farm.store.context import Storage, open_storage
@@ -80,6 +80,19 @@ def finish_interrupted_runs(
         finalize_run_if_done(storage, run_id)
         finished.append(run_id)
     return finished
+
+
+def release_runs_of_this_process(storage: Storage) -> list[str]:
+    """Let go of every run this process owns that is still running, when it no longer executes
+    any but lives on (the farm daemon after an interrupted command): they read ``interrupted``
+    and the next ``farm run`` finishes them. Their ids."""
+    owner = process_owner()
+    let_go = []
+    with session_scope(storage.sessions) as session:
+        for run_id, owned_by in owned_running_runs(session):
+            if owned_by == owner and take_over_run(session, run_id, owner=owner, new_owner=released(owner)):
+                let_go.append(run_id)
+    return let_go
 
 
 def release_broken_pool(settings: FarmSettings, jobs: Sequence[tuple[str, str]]) -> int:

@@ -364,6 +364,43 @@ def test_a_client_that_goes_away_interrupts_its_command_and_the_daemon_serves_th
     assert farm.served() == 2
 
 
+def test_a_run_interrupted_by_ctrl_c_on_its_client_reads_interrupted_and_the_next_run_finishes_it(
+    farm: Farm, tmp_path: Path
+) -> None:
+    # the daemon lives on after the command: the run it owned read "running" for as long as it lived
+    slow = make_catalog(farm.cwd / "slow", apps=1)
+    write_heavy_app(slow)  # seconds of rendering per target: Ctrl-C lands mid-run
+    farm.start()
+    client = subprocess.Popen(
+        [*FARM, "run", "slow"], env=farm.env, cwd=farm.cwd, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _runs(farm) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _runs(farm), "the daemon never began the run"
+    finally:
+        client.send_signal(signal.SIGINT)
+        client.communicate(timeout=60)
+    assert client.returncode == 130
+    deadline = time.monotonic() + 60
+    while "farm run slow in" not in farm.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "exit 130" in farm.log()
+    (interrupted,) = _runs(farm)
+    assert interrupted["state"] == "interrupted"
+    again = farm("run", "slow", "--json")
+    assert again.returncode == 0, again.stderr
+    assert f"warning: run {interrupted['id']} was interrupted" in again.stderr
+    states = {run["id"]: run["state"] for run in _runs(farm)}
+    assert states == {interrupted["id"]: "completed", json.loads(again.stdout)["run_id"]: "completed"}
+
+
+def _runs(farm: Farm) -> list[dict]:
+    listed = farm("runs", "--json")
+    return [json.loads(line) for line in listed.stdout.splitlines()]
+
+
 def test_stop_ends_the_daemon_and_later_runs_render_in_their_own_process(
     farm: Farm, catalog: Catalog
 ) -> None:
