@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,9 @@ def _init_local_worker(settings: FarmSettings, owner: str) -> None:
     from farm.store.context import open_storage
 
     _leave_with(owner)
+    # Ctrl-C stops a worker as it stops farm run, even where the forkserver it was forked from
+    # was started with SIGINT ignored (farm.execution.warmup)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
     try:

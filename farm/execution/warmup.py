@@ -72,7 +72,15 @@ def warm_local_workers(arguments: Sequence[str]) -> None:
         from multiprocessing import forkserver
 
         forkserver_context()
-        forkserver.ensure_running()
+        # Ctrl-C reaches the whole process group: the server, importing the worker modules for
+        # about a second, printed a KeyboardInterrupt traceback under the command. Started with
+        # SIGINT ignored (an ignored signal stays ignored across exec) it ignores Ctrl-C as it
+        # does once ready; its workers take Ctrl-C again (``farm.execution.local``).
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, previous)
     except (OSError, ValueError):
         return
     atexit.register(stop_forkserver)

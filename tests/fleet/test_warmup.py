@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,53 @@ def test_the_celery_worker_loads_every_handler_of_the_core_before_its_pool_forks
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forkserver is Linux's start method")
+def test_ctrl_c_while_the_forkserver_loads_prints_no_traceback_and_its_workers_still_take_ctrl_c(
+    tmp_path: Path,
+) -> None:
+    # Ctrl-C in the first second of farm run reached the forkserver (same process group) while it
+    # imported the worker modules: it printed a KeyboardInterrupt traceback under the command
+    probe = (
+        "import signal, sys\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from multiprocessing import forkserver\n"
+        "from farm.execution.local import _init_local_worker\n"
+        "from farm.execution.warmup import forkserver_context, warm_local_workers\n"
+        "from farm.fleet.owners import process_owner\n"
+        "from farm.settings import load_settings\n"
+        "def takes_ctrl_c(): return signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "if __name__ == '__main__':\n"
+        "    warm_local_workers(['catalog'])\n"
+        "    print(forkserver._forkserver._forkserver_pid, flush=True)\n"
+        "    sys.stdin.readline()\n"
+        "    arguments = (load_settings(), process_owner())\n"
+        "    context = forkserver_context()\n"
+        "    with ProcessPoolExecutor(1, context, initializer=_init_local_worker, initargs=arguments) as pool:\n"
+        "        print(pool.submit(takes_ctrl_c).result())\n"
+    )
+    script = tmp_path / "probe.py"
+    script.write_text(probe)
+    environment = {**os.environ, "FARM_HOME": str(tmp_path / "home")}
+    probe_process = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    assert probe_process.stdout is not None
+    server = int(probe_process.stdout.readline())
+    maps = Path(f"/proc/{server}/maps")
+    deadline = time.monotonic() + 60
+    while "site-packages" not in maps.read_text() and time.monotonic() < deadline:
+        time.sleep(0.01)  # until it imports the worker modules (about a second's work)
+    os.kill(server, signal.SIGINT)
+    time.sleep(2)
+    stdout, stderr = probe_process.communicate("\n", timeout=120)
+    assert "Traceback" not in stderr, stderr
+    assert probe_process.returncode == 0
+    assert stdout.strip() == "True"
