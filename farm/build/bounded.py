@@ -322,9 +322,13 @@ def _serve(
     status = 0
     try:
         gc.freeze()  # the worker's objects are never collected (or finalized) here
-        for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGQUIT"):
+        for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGQUIT"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
+        # Ctrl-C reaches the whole process group: the worker decides (it stops a child mid-batch
+        # when interrupted, and an idle child ends with the worker's pipe). Killed by it, an idle
+        # child failed the next batch its worker began with render.crashed.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         current = _address_space()
         if current is not None:
             _, hard = resource.getrlimit(resource.RLIMIT_AS)

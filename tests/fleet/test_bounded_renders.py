@@ -10,6 +10,7 @@ and well over 100 MiB to render, beside small applications that take millisecond
 
 from __future__ import annotations
 
+import os
 import resource
 import signal
 import time
@@ -274,3 +275,14 @@ def test_a_batch_stopped_from_outside_hands_none_of_its_outcomes_to_the_next_bat
         signal.signal(signal.SIGALRM, previous)
     time.sleep(1.2)  # a child left running would have written the rest of its batch by now
     assert run_bounded([("a", 1), ("b", 2)], _sized, bounds) == [b"a", b"bb"]
+
+
+def test_ctrl_c_to_the_process_group_leaves_an_idle_render_child_to_its_worker() -> None:
+    # Ctrl-C of farm run reaches every process of its group: the render child, waiting for its
+    # next batch, died of it, and the next batch its worker began (the pool's queued chunk) failed
+    # with render.crashed "killed by signal SIGINT", recorded in the interrupted run
+    bounds = RenderBounds(seconds=60, memory_bytes=64 * 1024 * 1024)
+    ((_, child),) = run_bounded([("a", 0)], _child_pid, bounds)
+    os.kill(child, signal.SIGINT)
+    time.sleep(0.5)
+    assert run_bounded([("b", 0)], _child_pid, bounds) == [("b", child)]
