@@ -11,7 +11,7 @@ writers that have put a blob and not yet committed its row. Rows with a missing 
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import typer
 
@@ -26,7 +26,11 @@ DEFAULT_GRACE_SECONDS = 3600
 def gc_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="report only; delete nothing"),
     grace_seconds: int = typer.Option(
-        DEFAULT_GRACE_SECONDS, "--grace-seconds", min=0, help="keep unreferenced blobs younger than this"
+        DEFAULT_GRACE_SECONDS,
+        "--grace-seconds",
+        min=0,
+        max=timedelta.max.days * 86400,  # timedelta holds no more
+        help="keep unreferenced blobs younger than this",
     ),
     keep_runs: int | None = typer.Option(
         None, "--keep-runs", min=1, help="prune the runs of each fleet older than its N newest finished runs"
@@ -55,15 +59,23 @@ def _duration(text: str | None) -> timedelta | None:
         return None
     try:
         if text.endswith("d") and text[:-1].isdigit():
-            return timedelta(days=int(text[:-1]))
-        nanoseconds = parse_duration(text)
+            duration = timedelta(days=int(text[:-1]))
+        else:
+            nanoseconds = parse_duration(text)
+            if nanoseconds < 0:
+                raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
+            duration = timedelta(microseconds=nanoseconds // 1000)
+        datetime.now(UTC) - duration  # the runs are compared with this date: it must be one
     except DurationError as error:
         raise typer.BadParameter(
             f"{error} (expected e.g. 30d, 720h or 90m)", param_hint="--older-than"
         ) from None
-    if nanoseconds < 0:
-        raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
-    return timedelta(microseconds=nanoseconds // 1000)
+    except OverflowError:
+        raise typer.BadParameter(
+            f"{text!r} reaches back before the year 1 (expected e.g. 30d, 720h or 90m)",
+            param_hint="--older-than",
+        ) from None
+    return duration
 
 
 def _print_pruned(report: PruneReport, dry_run: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
@@ -120,3 +121,18 @@ def test_gc_refuses_an_older_than_that_is_not_a_duration_with_one_error_line(
 
     assert result.exit_code == 2
     assert "--older-than" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--older-than", "1000000d"), ("--older-than", "99999999999d"), ("--grace-seconds", "10" * 10)],
+)
+def test_gc_refuses_an_age_longer_than_a_date_reaches_back_with_one_error_line(
+    fleet_env: FleetEnv, option: str, value: str
+) -> None:
+    # 1000000d (a "never" typed by hand) reached back before the year 1: an OverflowError traceback
+    result = CliRunner().invoke(cli, ["gc", "--dry-run", option, value], env=fleet_env.environ())
+
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2
+    assert option in result.output and "Traceback" not in result.output
