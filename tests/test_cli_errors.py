@@ -220,6 +220,15 @@ def test_farm_runs_with_a_negative_limit_is_refused(farm_env: dict[str, str]) ->
     )
 
 
+def test_farm_runs_with_a_limit_past_what_the_database_holds_lists_every_run(
+    farm_env: dict[str, str], cli_fleet: Fleet
+) -> None:
+    cli_fleet.new_run()
+    listed = farm("runs", "--limit", "9" * 20, env=farm_env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout == farm("runs", env=farm_env).stdout != ""
+
+
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
     app = ROOT / "tests" / "golden" / "passthrough-deployment"
     target = tmp_path / "taken"

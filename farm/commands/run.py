@@ -347,7 +347,9 @@ def runs_command(
         _err().print(f"Error: --limit: must be at least 1, got {limit}")
         raise typer.Exit(1)
     storage = _open(existing=True)
-    for run in recent_runs(storage, limit):
+    # a limit past what the database's LIMIT holds (--limit 99999999999999999999: "all of them")
+    # raised an OverflowError traceback; no farm holds that many runs
+    for run in recent_runs(storage, min(limit, 2**31 - 1)):
         if as_json:
             typer.echo(json.dumps(_run_json(run), sort_keys=True))
             continue
