@@ -37,7 +37,13 @@ def audit_command(
     ),
     sample_size: int | None = typer.Option(None, "--sample", min=1, help="audit N targets chosen by --seed"),
     all_targets: bool = typer.Option(False, "--all", help="audit every cached target of the run"),
-    seed: int = typer.Option(0, "--seed", help="the sampling seed (the same seed picks the same targets)"),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        min=-(2**31),
+        max=2**31 - 1,  # the audit record's column: a 32-bit integer
+        help="the sampling seed (the same seed picks the same targets)",
+    ),
     fail_on_drift: bool = typer.Option(False, "--fail-on-drift", help="exit 1 on drift too"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:

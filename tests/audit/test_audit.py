@@ -166,6 +166,20 @@ def test_sampling_with_a_seed_is_reproducible(fleet_env: FleetEnv, catalog: Cata
     assert {tuple(picked(seed)) for seed in range(6)} != {tuple(picked(7))}
 
 
+@pytest.mark.parametrize("seed", [str(2**31), "9" * 20])
+def test_a_seed_the_audit_record_cannot_hold_is_refused_before_anything_is_rendered(
+    fleet_env: FleetEnv, catalog: Catalog, seed: str
+) -> None:
+    # the record's seed column is a 32-bit integer: PostgreSQL refused 2**31 after every sampled
+    # target was rendered, and a 20-digit seed raised an OverflowError traceback on SQLite
+    _run(fleet_env, catalog)
+    result = CliRunner().invoke(app, ["audit", "--sample", "2", "--seed", seed], env=fleet_env.environ())
+    assert result.exit_code == 2, result.output
+    assert "--seed" in result.output and "Traceback" not in result.output
+    with fleet_env.storage.sessions() as session:
+        assert session.scalars(select(models.AuditRecord)).all() == []
+
+
 def test_an_audit_with_nothing_recorded_is_one_error_line(fleet_env: FleetEnv) -> None:
     code, _, err = _cli(fleet_env, "audit")
     assert code == 1
