@@ -229,6 +229,27 @@ def test_farm_runs_with_a_limit_past_what_the_database_holds_lists_every_run(
     assert listed.stdout == farm("runs", env=farm_env).stdout != ""
 
 
+def test_farm_serve_on_a_port_in_use_is_one_error_line_naming_it(
+    farm_env: dict[str, str], cli_fleet: Fleet
+) -> None:
+    # uvicorn logged the reason among its start-up lines and exited with status 3
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = single_error(farm("serve", "--port", str(port), env=farm_env))
+    assert line == (
+        f"Error: --host 127.0.0.1 --port {port}: cannot listen there: Address already in use"
+        " (choose another --port or --host)"
+    )
+
+
+def test_farm_serve_on_a_port_past_65535_is_refused_naming_the_option(farm_env: dict[str, str]) -> None:
+    result = farm("serve", "--port", "99999", env=farm_env)  # an OverflowError traceback from bind()
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "--port" in result.stderr
+
+
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
     app = ROOT / "tests" / "golden" / "passthrough-deployment"
     target = tmp_path / "taken"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import typer
@@ -24,9 +25,28 @@ def _catalog_names(folders: list[Path]) -> dict[str, Path]:
     return named
 
 
+def _check_address(host: str, port: int) -> None:
+    """One ``Error:`` line when ``host``:``port`` cannot be listened on (a port in use, a host
+    name that does not resolve, an address not of this machine): uvicorn logged the reason among
+    its start-up lines and exited with status 3. Checked by binding it once, then letting it go
+    for uvicorn (which binds it the same way)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            from farm.commands._support import fail
+
+            reason = error.strerror or str(error)
+            raise fail(
+                f"--host {host} --port {port}: cannot listen there: {reason} (choose another --port or --host)"
+            ) from None
+
+
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8000, "--port"),
+    port: int = typer.Option(8000, "--port", min=0, max=65535),
     catalog: list[Path] = typer.Option(
         [], "--catalog", help="a catalog runs may be triggered of (repeatable)"
     ),
@@ -40,6 +60,7 @@ def serve_command(
     from farm.settings import load_settings
     from farm.store.migrate import prepare_database
 
+    _check_address(host, port)
     settings = load_settings()
     configure_logging(settings.log_format)  # a line per request (farm.api.access), text or JSON
     storage = open_existing_storage(settings)
