@@ -250,6 +250,18 @@ def test_farm_serve_on_a_port_past_65535_is_refused_naming_the_option(farm_env: 
     assert "--port" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_catalog_argument_naming_another_file_than_fleet_yaml_says_it_is_not_a_catalog(
+    command: str, tmp_path: Path
+) -> None:
+    # a ClusterProfile's file was read as the fleet: "Error: fleet.yaml: spec.capabilities: unknown field"
+    profile = ROOT / "examples" / "fleet" / "clusters" / "prod-nginx.yaml"
+    assert single_error(farm(command, str(profile), env=embedded(tmp_path))) == (
+        f"Error: {profile}: not a catalog: give the catalog's folder (the one holding fleet.yaml) or its fleet.yaml"
+    )
+    assert not (tmp_path / ".farm").exists()
+
+
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
     app = ROOT / "tests" / "golden" / "passthrough-deployment"
     target = tmp_path / "taken"

@@ -416,6 +416,12 @@ def load_catalog(
     come from ``charts`` (default: fetched with the helm on PATH, each once); each application
     folder is read by ``applications`` (default: ``read_application``)."""
     root = Path(path)
+    if root.is_file() and root.name != "fleet.yaml":  # its problems would all name fleet.yaml
+        raise CatalogError(
+            [
+                f"{root}: not a catalog: give the catalog's folder (the one holding fleet.yaml) or its fleet.yaml"
+            ]
+        )
     fleet_file = root if root.is_file() else root / "fleet.yaml"
     root = fleet_file.parent
     if not fleet_file.is_file():

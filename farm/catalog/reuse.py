@@ -169,8 +169,9 @@ def _racy(state: TreeState, loading_ns: int) -> bool:
 
 
 def _catalog_root(path: Path) -> Path:
-    """The folder of the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml)."""
-    return path.parent if path.is_file() else path
+    """The folder of the catalog at ``path`` (a folder holding fleet.yaml, or the fleet.yaml);
+    another file is no catalog (``load_catalog`` says so), never its folder's kept one."""
+    return path.parent if path.is_file() and path.name == "fleet.yaml" else path
 
 
 _reuse: CatalogReuse | None = None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from farm.catalog import CatalogError
 from farm.catalog.loader import load_catalog
 from farm.catalog.reuse import CatalogReuse, tree_state
 
@@ -45,6 +46,19 @@ def test_an_unchanged_catalog_is_not_read_again(aged_catalog: Catalog) -> None:
     first = reuse.load(aged_catalog.root)
     assert reuse.load(aged_catalog.root) is first
     assert reuse.load(aged_catalog.root / "fleet.yaml") is first  # the same catalog, named by its fleet.yaml
+
+
+def test_another_file_of_a_kept_catalog_is_no_catalog_and_not_the_kept_one(aged_catalog: Catalog) -> None:
+    # the daemon answered "farm run catalog/notes.yaml" with the catalog kept from "farm run catalog"
+    reuse = CatalogReuse()
+    reuse.load(aged_catalog.root)
+    other = aged_catalog.root / "notes.yaml"
+    other.write_text("note: 1\n")
+    with pytest.raises(CatalogError) as refused:
+        reuse.load(other)
+    assert refused.value.problems == [
+        f"{other}: not a catalog: give the catalog's folder (the one holding fleet.yaml) or its fleet.yaml"
+    ]
 
 
 def test_an_edit_that_keeps_size_and_modification_time_is_read_again(aged_catalog: Catalog) -> None:
