@@ -10,6 +10,7 @@ the two equal.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 from pathlib import Path
@@ -392,9 +393,30 @@ def make_private_folder(path: Path) -> None:
     while not current.exists() and current != current.parent:
         missing.append(current)
         current = current.parent
+    if not current.is_dir():  # a FARM_HOME naming a file: every path under it failed "Not a directory"
+        raise not_a_folder(Path(path), current)
     for folder in reversed(missing):
         with contextlib.suppress(FileExistsError):  # another process made it first
             folder.mkdir(mode=0o700)
+
+
+def file_in_the_way(path: Path) -> Path | None:
+    """``path``, or the nearest of its parents that exists, when that is not a folder (a file):
+    ``make_private_folder(path)`` cannot make it. None when it exists as a folder or can be made."""
+    current = Path(path)
+    while not current.exists() and current != current.parent:
+        current = current.parent
+    return None if current.is_dir() else current
+
+
+def not_a_folder(path: Path, blocker: Path) -> NotADirectoryError:
+    """The error of a folder the farm cannot make because ``blocker`` (itself or a parent) is a file."""
+    made = "" if blocker == path else f": {path} cannot be made in it"
+    return NotADirectoryError(
+        errno.ENOTDIR,
+        f"is a file, not a folder{made} (FARM_HOME, and the FARM_* settings naming paths, name folders)",
+        str(blocker),
+    )
 
 
 def load_settings(**overrides: object) -> FarmSettings:

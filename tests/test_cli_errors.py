@@ -4,6 +4,7 @@ and the setting to check; never a traceback, never a password. Files the farm wr
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -260,6 +261,21 @@ def test_a_catalog_argument_naming_another_file_than_fleet_yaml_says_it_is_not_a
         f"Error: {profile}: not a catalog: give the catalog's folder (the one holding fleet.yaml) or its fleet.yaml"
     )
     assert not (tmp_path / ".farm").exists()
+
+
+@pytest.mark.parametrize("command", [["run", "catalog"], ["daemon", "start"]])
+def test_a_farm_home_that_is_a_file_says_so_in_one_line_and_leaves_it_alone(
+    command: list[str], tmp_path: Path
+) -> None:
+    # it said "Error: <home>/farm.db: Not a directory" ("<home>/daemon.log: …" for daemon start)
+    home = tmp_path / "home"
+    home.write_text("notes\n")
+    shutil.copytree(ROOT / "examples" / "fleet", tmp_path / "catalog")
+    result = farm(*command, env={"FARM_HOME": str(home)}, cwd=tmp_path)
+    assert single_error(result) == (
+        f"Error: {home}: is a file, not a folder (FARM_HOME, and the FARM_* settings naming paths, name folders)"
+    )
+    assert home.read_text() == "notes\n"
 
 
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
