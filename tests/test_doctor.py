@@ -49,6 +49,24 @@ def test_doctor_in_a_fresh_folder_passes_every_check_and_creates_nothing(tmp_pat
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bin"]
 
 
+def test_doctor_fails_the_folders_a_farm_home_that_is_a_file_keeps_the_first_run_from_making(
+    tmp_path: Path,
+) -> None:
+    # every check passed, saying "not created yet (the first farm run creates it)"; the run failed
+    home = tmp_path / "home"
+    home.write_text("notes\n")
+    result = doctor(tmp_path, "doctor", "--json", env={"FARM_HOME": str(home)})
+    found = checks(result)
+    assert result.returncode == 1
+    failed = {name for name, check in found.items() if not check["ok"]}
+    assert failed == {"database", "object store", "signing key"}
+    assert found["database"]["detail"] == (
+        f"{home}: is a file, not a folder (FARM_HOME, and the FARM_* settings naming paths, name folders)"
+    )
+    assert found["object store"]["detail"].startswith(f"{home}: is a file, not a folder: {home / 'objects'}")
+    assert home.read_text() == "notes\n"
+
+
 @pytest.mark.timeout(300)
 def test_doctor_after_a_first_run_passes_every_check_on_the_embedded_default(tmp_path: Path) -> None:
     ran = doctor(tmp_path, "run", str(EXAMPLES), "--json", env={"FARM_DAEMON": "off"})

@@ -19,7 +19,14 @@ from pathlib import Path
 import typer
 
 from farm.commands._errors import describe
-from farm.settings import FarmSettings, home_defaults, load_settings, redact_url
+from farm.settings import (
+    FarmSettings,
+    file_in_the_way,
+    home_defaults,
+    load_settings,
+    not_a_folder,
+    redact_url,
+)
 
 BROKER_TIMEOUT_SECONDS = 2.0
 INSPECT_TIMEOUT_SECONDS = 1.0
@@ -52,6 +59,15 @@ def _guarded(name: str, check: Callable[[], Check]) -> Check:
         return _failed(name, message)
 
 
+def _in_the_way(name: str, folder: Path) -> Check | None:
+    """A failed check when the first farm run could not make ``folder`` (a FARM_HOME naming a
+    file: the check said "not created yet (the first farm run creates it)"); None when it can."""
+    blocker = file_in_the_way(folder)
+    if blocker is None:
+        return None
+    return _failed(name, describe(not_a_folder(folder, blocker)) or str(blocker))
+
+
 def _embedded(settings: FarmSettings, setting: str) -> bool:
     return str(getattr(settings, setting)) == home_defaults(settings.home)[setting]
 
@@ -65,7 +81,9 @@ def check_database(settings: FarmSettings) -> Check:
     missing = missing_database_file(settings)
     if missing is not None:
         if _embedded(settings, "database_url"):
-            return _passed("database", f"{where}: not created yet (the first farm run creates it)")
+            return _in_the_way("database", missing.parent) or _passed(
+                "database", f"{where}: not created yet (the first farm run creates it)"
+            )
         return _failed("database", f"no database at {missing}: run farm db upgrade, or fix FARM_DATABASE_URL")
     revision = database_revision(settings)
     if not database_is_current(revision):
@@ -116,7 +134,7 @@ def check_object_store(settings: FarmSettings) -> Check:
         if folder.is_dir():
             return _passed("object store", f"folder {folder}: present")
         if _embedded(settings, "object_store"):
-            return _passed(
+            return _in_the_way("object store", folder) or _passed(
                 "object store", f"folder {folder}: not created yet (the first farm run creates it)"
             )
         return _failed("object store", f"folder {folder} does not exist: create it, or fix FARM_OBJECT_STORE")
@@ -139,7 +157,9 @@ def check_signing_key(settings: FarmSettings) -> Check:
     path = settings.signing_key_path
     if not path.exists():
         if settings.signing_key_is_embedded and not settings.trusted_signers_path.exists():
-            return _passed("signing key", f"{path}: not generated yet (the first farm run generates it)")
+            return _in_the_way("signing key", path.parent) or _passed(
+                "signing key", f"{path}: not generated yet (the first farm run generates it)"
+            )
         return _failed(
             "signing key",
             f"{path} does not exist: restore it, or make one with farm keys generate (FARM_SIGNING_KEY names it)",
