@@ -58,7 +58,9 @@ def _duration(text: str | None) -> timedelta | None:
     if text is None:
         return None
     try:
-        if text.endswith("d") and text[:-1].isdigit():
+        if text.endswith("d") and text[:-1].removeprefix("-").isdigit():
+            if text.startswith("-"):  # not a Go duration: it said 'unknown unit "d" in duration "-1d"'
+                raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
             duration = timedelta(days=int(text[:-1]))
         else:
             nanoseconds = parse_duration(text)
