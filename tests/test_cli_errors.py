@@ -278,6 +278,15 @@ def test_a_farm_home_that_is_a_file_says_so_in_one_line_and_leaves_it_alone(
     assert home.read_text() == "notes\n"
 
 
+@pytest.mark.parametrize("command", ["upgrade", "downgrade"])
+def test_farm_db_with_an_empty_revision_is_one_error_line(command: str, tmp_path: Path) -> None:
+    # an unset shell variable ("farm db downgrade $REV"): Alembic failed an assertion, a traceback
+    assert single_error(farm("db", command, "", env=embedded(tmp_path))) == (
+        "Error: REVISION is empty: give a revision id, head or base (farm db downgrade --help)"
+    )
+    assert not (tmp_path / ".farm").exists()
+
+
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
     app = ROOT / "tests" / "golden" / "passthrough-deployment"
     target = tmp_path / "taken"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from farm.commands._support import reported_errors
+from farm.commands._support import fail, reported_errors
 from farm.settings import load_settings
 from farm.store import migrate
 
@@ -16,6 +16,7 @@ def upgrade_command(
     revision: str = typer.Argument("head", help="target revision (default: the newest)"),
 ) -> None:
     """Migrate the database (FARM_DATABASE_URL, or the embedded SQLite file) up to REVISION."""
+    _named(revision)
     with reported_errors():
         url = load_settings().database_url
         migrate.upgrade(url, revision)
@@ -27,9 +28,17 @@ def downgrade_command(
     revision: str = typer.Argument(..., help="target revision; 'base' removes every farm table"),
 ) -> None:
     """Migrate the database down to REVISION."""
+    _named(revision)
     with reported_errors():
         migrate.downgrade(load_settings().database_url, revision)
     typer.echo(f"database at revision {revision}")
+
+
+def _named(revision: str) -> None:
+    """An empty REVISION (``farm db downgrade ""``, an unset shell variable) is one ``Error:``
+    line: Alembic failed an assertion on it, a traceback."""
+    if not revision:
+        raise fail("REVISION is empty: give a revision id, head or base (farm db downgrade --help)")
 
 
 def register(app: typer.Typer) -> None:
