@@ -287,6 +287,20 @@ def test_farm_db_with_an_empty_revision_is_one_error_line(command: str, tmp_path
     assert not (tmp_path / ".farm").exists()
 
 
+def test_farm_keys_with_a_file_where_their_folder_goes_name_the_file(tmp_path: Path) -> None:
+    # mkdir said only "Error: <file>: File exists"
+    taken = tmp_path / "taken"
+    taken.write_text("notes\n")
+    hint = "(FARM_HOME, and the FARM_* settings naming paths, name folders)"
+    generated = farm("keys", "generate", "--out", str(taken), env=embedded(tmp_path))
+    assert single_error(generated) == f"Error: {taken}: is a file, not a folder {hint}"
+    farm("keys", "generate", "--out", str(tmp_path / "keys"), env=embedded(tmp_path))
+    trust = embedded(tmp_path, FARM_TRUSTED_SIGNERS=str(taken / "trusted_signers"))
+    trusted = farm("keys", "trust", str(tmp_path / "keys" / "signing.pub"), env=trust)
+    assert single_error(trusted) == f"Error: {taken}: is a file, not a folder {hint}"
+    assert taken.read_text() == "notes\n"
+
+
 def test_farm_build_with_output_at_a_file_names_the_option(tmp_path: Path) -> None:
     app = ROOT / "tests" / "golden" / "passthrough-deployment"
     target = tmp_path / "taken"

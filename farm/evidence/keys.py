@@ -102,9 +102,23 @@ class KeyPairPaths:
     keyid: str
 
 
+def _make_folder(directory: Path, mode: int = 0o777) -> None:
+    """``directory`` and its missing parents; where a file stands in the way, an error naming it
+    (``mkdir`` said only "File exists" of a folder path that is a file)."""
+    try:
+        directory.mkdir(mode=mode, parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        from farm.settings import file_in_the_way, not_a_folder
+
+        blocker = file_in_the_way(directory)
+        if blocker is None:
+            raise
+        raise not_a_folder(directory, blocker) from None
+
+
 def generate_key_pair(directory: Path) -> KeyPairPaths:
     """Write a new ed25519 key pair into ``directory``; refuse to overwrite an existing key."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _make_folder(directory, mode=0o700)
     private_path = directory / PRIVATE_KEY_NAME
     public_path = directory / PUBLIC_KEY_NAME
     private_key = Ed25519PrivateKey.generate()
@@ -231,7 +245,7 @@ def trust_public_key(trusted_path: Path, public_key: Ed25519PublicKey, *, record
     if trusted_path.is_dir():
         (trusted_path / f"{keyid}.pub").write_text(pem, encoding="ascii")
     else:
-        trusted_path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(trusted_path.parent)
         with trusted_path.open("a", encoding="ascii") as handle:
             handle.write(f"# keyid {keyid}\n{pem}")
     if record:
