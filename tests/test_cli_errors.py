@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from conftest_store import DatabaseFactory, Fleet
+from sqlalchemy.exc import OperationalError
 from stored_blobs import remove_blob
 
+from farm.commands._errors import describe
 from farm.settings import SettingsError, redact_url
 from farm.store.db import create_farm_engine
 from farm.store.models import RenderJob, utcnow
@@ -115,6 +118,25 @@ def test_an_unreachable_database_is_named_with_its_setting_and_no_password(tmp_p
     line = single_error(result)
     assert line.startswith("Error: database unreachable at postgresql://farm:***@127.0.0.1:")
     assert line.endswith("(check FARM_DATABASE_URL and that the server runs)")
+
+
+def test_a_sqlite_file_that_cannot_be_opened_is_not_called_an_unreachable_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a read-only home: "database unreachable at sqlite:///…: unable to open database file (check
+    # FARM_DATABASE_URL and that the server runs)"; a read-only mount needs privileges, so the
+    # file system's answer is stood in for here
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "farm.db").write_bytes(b"")
+    monkeypatch.setenv("FARM_HOME", str(home))
+    monkeypatch.delenv("FARM_DATABASE_URL", raising=False)
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    refused = OperationalError("SELECT 1", {}, sqlite3.OperationalError("unable to open database file"))
+    assert describe(refused) == (
+        f"the database file {home / 'farm.db'} cannot be opened: it or its folder is not writable"
+        " (a read-only file system, or their permissions) (FARM_HOME or FARM_DATABASE_URL names it)"
+    )
 
 
 def test_an_unreachable_s3_endpoint_names_the_store_and_its_settings(

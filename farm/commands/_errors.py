@@ -9,6 +9,7 @@ never touched them does not pay for loading them. URLs are shown with their pass
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from farm.core.errors import bound_message
@@ -84,9 +85,31 @@ def _database(error: BaseException) -> str:
             f"the database at {where} has no farm schema or an older one: run farm db upgrade "
             f"(FARM_DATABASE_URL names the database; {detail.split('; ')[0]})"
         )
+    if "unable to open database file" in low and (unopenable := _sqlite_unopenable(where)):
+        return unopenable
     if any(mark in low for mark in _UNREACHABLE):
         return f"database unreachable at {where}: {detail} (check FARM_DATABASE_URL and that the server runs)"
     return f"database at {where}: {detail}"
+
+
+def _sqlite_unopenable(where: str) -> str | None:
+    """Why SQLite could not open its file (it says only "unable to open database file"): a file,
+    not a server, so "unreachable … check that the server runs" misled (a read-only home)."""
+    if not where.startswith("sqlite:"):
+        return None
+    from farm.store.db import sqlite_file
+
+    path = sqlite_file(where)
+    if path is None:
+        return None
+    folder = path.parent
+    if not folder.is_dir():
+        why = f"its folder {folder} does not exist"
+    elif not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.R_OK | os.W_OK)):
+        why = "it or its folder is not writable (a read-only file system, or their permissions)"
+    else:
+        why = "unable to open database file"
+    return f"the database file {path} cannot be opened: {why} (FARM_HOME or FARM_DATABASE_URL names it)"
 
 
 def _broker(error: BaseException) -> str:
