@@ -315,7 +315,13 @@ def test_farm_keys_with_a_file_where_their_folder_goes_name_the_file(tmp_path: P
     taken.write_text("notes\n")
     hint = "(FARM_HOME, and the FARM_* settings naming paths, name folders)"
     generated = farm("keys", "generate", "--out", str(taken), env=embedded(tmp_path))
-    assert single_error(generated) == f"Error: {taken}: is a file, not a folder {hint}"
+    assert single_error(generated) == (
+        f"Error: --out {taken}: {taken} is a file, not a folder (--out names the folder for the key pair)"
+    )
+    below = farm("keys", "generate", "--out", str(taken / "keys"), env=embedded(tmp_path))
+    assert single_error(below) == (
+        f"Error: --out {taken / 'keys'}: {taken} is a file, not a folder (--out names the folder for the key pair)"
+    )
     farm("keys", "generate", "--out", str(tmp_path / "keys"), env=embedded(tmp_path))
     trust = embedded(tmp_path, FARM_TRUSTED_SIGNERS=str(taken / "trusted_signers"))
     trusted = farm("keys", "trust", str(tmp_path / "keys" / "signing.pub"), env=trust)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from farm.commands._support import reported_errors
+from farm.commands._support import fail, reported_errors
 from farm.evidence.keys import (
     generate_key_pair,
     load_configured_trust,
@@ -23,7 +23,7 @@ from farm.evidence.keys import (
     trust_public_key,
     trust_record_path,
 )
-from farm.settings import load_settings
+from farm.settings import file_in_the_way, load_settings
 
 keys_app = typer.Typer(help="Signing keys and trusted signers.", no_args_is_help=True)
 
@@ -35,6 +35,10 @@ def generate_command(
     ),
 ) -> None:
     """Write a new ed25519 key pair; the private key file gets mode 0600 and is never overwritten."""
+    if out is not None and (blocker := file_in_the_way(out)) is not None:
+        raise fail(
+            f"--out {out}: {blocker} is a file, not a folder (--out names the folder for the key pair)"
+        )
     with reported_errors():
         folder = out if out is not None else load_settings().home / "keys"
         pair = generate_key_pair(folder)
