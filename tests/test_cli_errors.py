@@ -230,6 +230,25 @@ def test_farm_output_of_a_deleted_blob_names_the_blob(farm_env: dict[str, str], 
     assert line.startswith(f"Error: blob sha256/{record.output_digest} is missing from local object store")
 
 
+def test_a_command_whose_output_reader_went_away_ends_quietly(
+    farm_env: dict[str, str], cli_fleet: Fleet
+) -> None:
+    # farm verify --all | head -c1: it said "Error: Broken pipe"
+    cli_fleet.render(b"kind: ConfigMap\n")
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "farm", "verify", "--all"],
+        env={**clean, **farm_env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line is written
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1  # as click ends any command on a broken pipe
+    assert stderr == ""
+
+
 def test_farm_status_of_a_name_that_looks_like_markup_is_an_error_line(farm_env: dict[str, str]) -> None:
     assert single_error(farm("status", "[/]", env=farm_env)) == (
         "Error: run [/] does not exist (give a run id, a unique prefix of one, or latest; farm runs lists them)"

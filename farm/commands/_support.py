@@ -27,6 +27,8 @@ def reported_errors() -> Iterator[None]:
     exit status 1; anything else is a bug and keeps its traceback."""
     try:
         yield
+    except BrokenPipeError:
+        raise  # the output's reader went away: farm.cli ends quietly
     except Exception as error:
         message = describe(error)
         if message is None and isinstance(error, ValueError):
