@@ -311,15 +311,14 @@ def _copy_earlier_answers(
         return None
     unchanged = earlier.snapshot_digest == snapshot.digest
     if unchanged and count == total:  # the same manifest: every row is its target's
-        targets, outputs = None, set(copied)
+        targets = None
     else:
         rows = copied_targets(session, run["id"])
         if not unchanged and not _rows_are_the_snapshots(rows, snapshot):
             discard_targets(session, run["id"])
             return None
         targets = frozenset((application, cluster, selection) for application, cluster, selection, *_ in rows)
-        outputs = {output for *_, output in rows}
-    if storage.objects.missing(outputs):
+    if storage.objects.missing(set(copied)):
         discard_targets(session, run["id"])
         return None
     log.info(
