@@ -58,16 +58,13 @@ def _duration(text: str | None) -> timedelta | None:
     if text is None:
         return None
     try:
+        # days are no Go duration unit: "-1d" said 'unknown unit "d"', though 30d is accepted
         if text.endswith("d") and text[:-1].removeprefix("-").isdigit():
-            if text.startswith("-"):  # not a Go duration: it said 'unknown unit "d" in duration "-1d"'
-                raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
             duration = timedelta(days=int(text[:-1]))
         else:
-            nanoseconds = parse_duration(text)
-            if nanoseconds < 0:
-                raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
-            duration = timedelta(microseconds=nanoseconds // 1000)
-        datetime.now(UTC) - duration  # the runs are compared with this date: it must be one
+            duration = timedelta(microseconds=parse_duration(text) // 1000)
+        if duration >= timedelta(0):
+            datetime.now(UTC) - duration  # the runs are compared with this date: it must be one
     except DurationError as error:
         raise typer.BadParameter(
             f"{error} (expected e.g. 30d, 720h or 90m)", param_hint="--older-than"
@@ -77,6 +74,8 @@ def _duration(text: str | None) -> timedelta | None:
             f"{text!r} reaches back before the year 1 (expected e.g. 30d, 720h or 90m)",
             param_hint="--older-than",
         ) from None
+    if duration < timedelta(0):
+        raise typer.BadParameter(f"{text!r} is negative", param_hint="--older-than")
     return duration
 
 
