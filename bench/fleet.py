@@ -39,6 +39,11 @@ in one run:
   target beyond the render (less the core-only renders with a memo): other work on a shared
   machine does not move it; for Celery through the daemon, PostgreSQL's backends' CPU per target
   beside it;
+- for the local daemon's second full run, each process role's CPU per target, user and system
+  apart (the daemon planning and recording the run, its pool's workers, their render children:
+  ``daemon_again_<role>_{user,system}_ms_per_target``), and the render children's CPU over the
+  core's memo renders (``daemon_again_render_child_over_core_memo``): the same renders cost more
+  in a render child taking turns on the cores with its worker than in one process alone;
 - what each full run and no-change re-run adds to the store: objects written (new blobs in the
   folder object store) per rendered target, object bytes per run, database bytes per target per
   run (the SQLite file, or ``pg_database_size`` for Celery);
@@ -87,7 +92,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -383,6 +388,65 @@ def process_tree_cpu_seconds(roots: tuple[int, ...]) -> float:
     return total
 
 
+# the farm daemon's process tree, by depth: the daemon plans and records runs; its local pool's
+# forkserver starts the workers, each of which forks the render child it renders in
+DAEMON_ROLES = ("planner", "forkserver", "worker", "render_child")
+
+
+def process_roles_cpu_seconds(
+    root: int, roles: Sequence[str] = DAEMON_ROLES
+) -> dict[str, tuple[float, float]]:
+    """(user, system) CPU seconds of ``root``'s tree now, summed by depth below ``root``, each
+    depth named by ``roles`` (deeper processes count with the last role). A process that exited
+    counts with its parent, once the parent waited for it (``cutime``/``cstime``)."""
+    split = {role: (0.0, 0.0) for role in roles}
+    tick = os.sysconf("SC_CLK_TCK")
+    frontier = [(root, 0)]
+    while frontier:
+        pid, depth = frontier.pop()
+        frontier += [(child, depth + 1) for child in _children_of(pid)]
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        utime, stime, cutime, cstime = (int(v) for v in stat[stat.rindex(")") + 2 :].split()[11:15])
+        role = roles[min(depth, len(roles) - 1)]
+        user, system = split[role]
+        split[role] = (user + (utime + cutime) / tick, system + (stime + cstime) / tick)
+    return split
+
+
+def role_figures(
+    prefix: str,
+    before: dict[str, tuple[float, float]],
+    after: dict[str, tuple[float, float]],
+    core_memo_cpu: float,
+    n: int,
+) -> dict[str, float]:
+    """Prints, and returns as ``<prefix>_<role>_{user,system}_ms_per_target`` figures, each role's
+    CPU during a run per target, and the render children's over the core's memo renders
+    (``<prefix>_render_child_over_core_memo``): what rendering inside the farm costs beyond
+    rendering alone (the render child takes turns on the cores with its worker)."""
+    figures: dict[str, float] = {}
+    parts = []
+    for role in after:
+        user = after[role][0] - before.get(role, (0.0, 0.0))[0]
+        system = after[role][1] - before.get(role, (0.0, 0.0))[1]
+        if user + system == 0:
+            continue
+        figures[f"{prefix}_{role}_user_ms_per_target"] = round(1000 * user / n, 3)
+        figures[f"{prefix}_{role}_system_ms_per_target"] = round(1000 * system / n, 3)
+        parts.append(f"{role} {1000 * user / n:.3f} + {1000 * system / n:.3f}")
+        if role == "render_child" and core_memo_cpu > 0:
+            figures[f"{prefix}_render_child_over_core_memo"] = round((user + system) / core_memo_cpu, 2)
+    print(f"  CPU per target by process, user + system ms: {'; '.join(parts)}")
+    if f"{prefix}_render_child_over_core_memo" in figures:
+        print(
+            f"  render children over the core's memo renders: {figures[f'{prefix}_render_child_over_core_memo']:.2f}×"
+        )
+    return figures
+
+
 def _tree(roots: tuple[int, ...]) -> list[int]:
     """``roots`` and every process descending from them now: read from each process's
     ``/proc/<pid>/task/<tid>/children`` (a few files, where walking all of ``/proc`` took the
@@ -571,6 +635,8 @@ class DaemonRuns:
     again_seconds: float | None = None
     again_cpu_seconds: float | None = None
     again_farm_cpu_seconds: float | None = None
+    # each role's (user, system) CPU in the daemon's tree around the second full run
+    again_roles: tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float]]] | None = None
 
 
 def cpu_figures(
@@ -624,10 +690,12 @@ def _daemon_runs(
         write_bytes = farm.last_write_bytes
         rerun_seconds, _ = farm.timed_run(catalog, executor, {"cached": n}, cpu_roots=roots)
         rerun_cpu_seconds, rerun_write_bytes = farm.last_cpu_seconds, farm.last_write_bytes
-        again_seconds = again_cpu_seconds = again_farm_cpu_seconds = None
+        again_seconds = again_cpu_seconds = again_farm_cpu_seconds = again_roles = None
         if again:
             retag_catalog(catalog, "daemon-again")
+            roles_before = process_roles_cpu_seconds(pid)
             again_seconds, _ = farm.timed_run(catalog, executor, {"succeeded": n}, cpu_roots=roots)
+            again_roles = (roles_before, process_roles_cpu_seconds(pid))
             again_cpu_seconds, again_farm_cpu_seconds = farm.last_cpu_seconds, farm.last_farm_cpu_seconds
         served = farm.run("daemon", "status").stdout
         runs = 3 if again else 2
@@ -649,6 +717,7 @@ def _daemon_runs(
         again_seconds,
         again_cpu_seconds,
         again_farm_cpu_seconds,
+        again_roles,
     )
 
 
@@ -670,6 +739,8 @@ def again_figures(
     }
     if daemon.again_cpu_seconds is not None:
         figures["daemon_again_cpu_ratio"] = round(daemon.again_cpu_seconds / core_seconds, 2)
+    if daemon.again_roles is not None:
+        figures |= role_figures("daemon_again", *daemon.again_roles, core_memo_cpu, n)
     return figures
 
 
