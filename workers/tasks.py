@@ -41,7 +41,9 @@ def _storage() -> Storage:
     FARM_WORKER_SYNCHRONOUS_COMMIT says so (what a database crash may lose, the reconciler
     sends again)."""
     settings = load_settings()
-    return open_storage(settings, synchronous_commit=settings.worker_synchronous_commit == "on")
+    return open_storage(
+        settings, synchronous_commit=settings.worker_synchronous_commit == "on", journals_in_memory=True
+    )
 
 
 @cache

@@ -41,7 +41,8 @@ def _init_local_worker(settings: FarmSettings, owner: str) -> None:
     configure_json_logging_if_asked(settings.log_format)  # a pool worker is a fresh process
 
     try:
-        _worker_state["storage"] = open_storage(settings, checkpoints_elsewhere=True)  # _run_on_a_pool's
+        # _run_on_a_pool's owner checkpoints; a job's statements are small enough for memory
+        _worker_state["storage"] = open_storage(settings, checkpoints_elsewhere=True, journals_in_memory=True)
         _worker_state["signer"] = load_configured_signer(settings)
     except Exception as exc:  # noqa: BLE001 - raised by each job: one message, not a child's traceback
         _worker_state["error"] = f"the local render worker could not start: {exc}"

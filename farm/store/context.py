@@ -29,15 +29,17 @@ def open_storage(
     *,
     synchronous_commit: bool = True,
     checkpoints_elsewhere: bool = False,
+    journals_in_memory: bool = False,
 ) -> Storage:
     """Engine, session factory and object store for ``settings`` (default: from the environment);
     ``synchronous_commit`` False: PostgreSQL commits without waiting for their flush (a worker's,
-    ``FARM_WORKER_SYNCHRONOUS_COMMIT``); ``checkpoints_elsewhere``: see ``create_farm_engine``."""
+    ``FARM_WORKER_SYNCHRONOUS_COMMIT``); ``checkpoints_elsewhere`` and ``journals_in_memory``: see ``create_farm_engine``."""
     settings = settings or load_settings()
     engine = create_farm_engine(
         settings.database_url,
         synchronous_commit=synchronous_commit,
         checkpoints_elsewhere=checkpoints_elsewhere,
+        journals_in_memory=journals_in_memory,
     )
     return Storage(settings, engine, make_session_factory(engine), open_object_store(settings))
 

@@ -86,13 +86,25 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def create_farm_engine(
-    url: str, *, synchronous_commit: bool = True, checkpoints_elsewhere: bool = False, **kwargs: Any
+    url: str,
+    *,
+    synchronous_commit: bool = True,
+    checkpoints_elsewhere: bool = False,
+    journals_in_memory: bool = False,
+    **kwargs: Any,
 ) -> Engine:
     """An engine for ``url`` with the farm's connection settings applied. ``synchronous_commit``
     False (PostgreSQL): its commits return before their write-ahead log is flushed
     (``FARM_WORKER_SYNCHRONOUS_COMMIT``); SQLite ignores it. ``checkpoints_elsewhere`` (SQLite; a
     local pool worker, whose pool's owner checkpoints while it waits, ``WalCheckpointer``): its
-    commits checkpoint the write-ahead log only once it holds ``DEFERRED_CHECKPOINT_PAGES``."""
+    commits checkpoint the write-ahead log only once it holds ``DEFERRED_CHECKPOINT_PAGES``.
+    ``journals_in_memory`` (SQLite; a worker, whose statements a job's size bounds): SQLite's
+    temporary storage stays in memory (``temp_store=MEMORY``). A multi-row statement inside a
+    transaction keeps the pages it changes in a statement journal, which SQLite moves to a new
+    temporary file once it passes 64 KiB: a job's record of its evidence rows did, one job in two
+    at 10 targets a job, and creating a file cost 25 to 950 µs of system CPU on a loaded ext4
+    (docs/performance.md). Other processes keep files: ``farm gc``'s deletes and ``farm verify``'s
+    sorts are bounded by the database's size, not by a job's."""
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -102,9 +114,10 @@ def create_farm_engine(
         pages = DEFERRED_CHECKPOINT_PAGES if checkpoints_elsewhere else SQLITE_CHECKPOINT_PAGES
         if _checkpoints_when_closed:
             pages = 0  # never on commit (``checkpoint_when_closed``)
-        event.listen(
-            engine, "connect", functools.partial(_configure_sqlite_connection, checkpoint_pages=pages)
+        configure = functools.partial(
+            _configure_sqlite_connection, checkpoint_pages=pages, journals_in_memory=journals_in_memory
         )
+        event.listen(engine, "connect", configure)
         event.listen(engine, "begin", _begin_immediate)
         _SQLITE_ENGINES.add(engine)
         return engine
@@ -220,7 +233,9 @@ def _create_private_file(database: Path) -> None:
         os.close(os.open(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
-def _configure_sqlite_connection(dbapi_connection: Any, _record: Any, *, checkpoint_pages: int) -> None:
+def _configure_sqlite_connection(
+    dbapi_connection: Any, _record: Any, *, checkpoint_pages: int, journals_in_memory: bool = False
+) -> None:
     # pysqlite would BEGIN (deferred) by itself before the first write; SQLAlchemy begins instead.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -234,6 +249,8 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any, *, checkpo
         # B-tree pages back from the file. Memory is taken only as pages are cached.
         cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
         cursor.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
+        if journals_in_memory:
+            cursor.execute("PRAGMA temp_store=MEMORY")
     finally:
         cursor.close()
 
