@@ -46,7 +46,8 @@ def decode_cursor(cursor: str | None, sort: str, ordering: Ordering) -> list[Any
         if not isinstance(raw, list) or len(raw) != len(ordering):
             raise ValueError(cursor)
         return [_value(value, key.column.type.python_type) for value, key in zip(raw, ordering, strict=True)]
-    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError):
+    # RecursionError: JSON nested deeper than the decoder goes (a few kilobytes of "[")
+    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, RecursionError):
         raise _refuse("not a cursor this API gave out") from None
 
 

@@ -5,6 +5,7 @@ and every response carries the security headers."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,3 +137,15 @@ def test_a_refused_body_is_a_clean_json_error(client: TestClient) -> None:
     response = client.post("/api/runs", content=json.dumps({"catalog": "x"}))
     assert response.status_code == 401
     assert response.json() == {"error": {"status": 401, "detail": "a valid bearer token is required"}}
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/runs", "/api/snapshots", "/api/qualification", "/api/targets/app/cluster/history", "/"]
+)
+def test_a_cursor_nested_too_deep_to_decode_is_a_422_not_a_500(client: TestClient, path: str) -> None:
+    cursor = base64.urlsafe_b64encode(b"[" * 6000).decode()  # 8,000 characters, within a URL's bounds
+    response = client.get(path, params={"cursor": cursor})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["detail"] == [
+        {"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}
+    ]
