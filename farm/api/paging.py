@@ -8,12 +8,12 @@ import base64
 import binascii
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import HTTPException, Request, Response
 
-from farm.store.paging import Ordering, key_of
+from farm.store.paging import Ordering, SortKey, comparable, key_of
 
 
 def _refuse(message: str) -> HTTPException:
@@ -26,12 +26,16 @@ def encode_cursor(sort: str, ordering: Ordering, row: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps([sort, key], separators=(",", ":")).encode()).decode()
 
 
-def _value(raw: Any, expected: type) -> Any:
-    if expected is datetime and isinstance(raw, dict) and isinstance(raw.get("at"), str):
-        return datetime.fromisoformat(raw["at"])
-    if isinstance(raw, expected) and not isinstance(raw, bool):
-        return raw
-    raise ValueError(raw)
+def _value(raw: Any, key: SortKey) -> Any:
+    """The value ``raw`` names for ``key``'s column; ValueError (or OverflowError) when it is not
+    one, or is one the database cannot compare: a moment past the ends of UTC, an integer past the
+    column's range, text with a NUL or a lone surrogate."""
+    if key.column.type.python_type is datetime and isinstance(raw, dict) and isinstance(raw.get("at"), str):
+        moment = datetime.fromisoformat(raw["at"])
+        return moment if moment.tzinfo is None else moment.astimezone(UTC)  # as the column binds it
+    if not isinstance(raw, key.column.type.python_type) or isinstance(raw, bool) or not comparable(key, raw):
+        raise ValueError(raw)
+    return raw
 
 
 def decode_cursor(cursor: str | None, sort: str, ordering: Ordering) -> list[Any] | None:
@@ -45,9 +49,9 @@ def decode_cursor(cursor: str | None, sort: str, ordering: Ordering) -> list[Any
             raise _refuse(f"this cursor was made for sort={made_for}: repeat that sort or start without one")
         if not isinstance(raw, list) or len(raw) != len(ordering):
             raise ValueError(cursor)
-        return [_value(value, key.column.type.python_type) for value, key in zip(raw, ordering, strict=True)]
+        return [_value(value, key) for value, key in zip(raw, ordering, strict=True)]
     # RecursionError: JSON nested deeper than the decoder goes (a few kilobytes of "[")
-    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, RecursionError):
+    except (binascii.Error, ValueError, TypeError, OverflowError, RecursionError):
         raise _refuse("not a cursor this API gave out") from None
 
 

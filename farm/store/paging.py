@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, and_, or_
+from sqlalchemy import BigInteger, Select, and_, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 
@@ -47,3 +47,19 @@ def keyset_page(
 def key_of(ordering: Ordering, row: Any) -> list[Any]:
     """The key of ``row`` in ``ordering`` (read by attribute name)."""
     return [getattr(row, sort.name) for sort in ordering]
+
+
+def comparable(sort: SortKey, value: Any) -> bool:
+    """Whether both databases can compare ``value`` with ``sort``'s column (a key read from a
+    client's cursor): an integer within the column's range (32 bits, or 64 for a big one), text
+    holding no NUL and no lone surrogate (PostgreSQL's text holds neither)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        bits = 64 if isinstance(sort.column.type, BigInteger) else 32
+        return -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return False
+        return "\x00" not in value
+    return True

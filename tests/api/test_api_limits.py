@@ -149,3 +149,28 @@ def test_a_cursor_nested_too_deep_to_decode_is_a_422_not_a_500(client: TestClien
     assert response.json()["error"]["detail"] == [
         {"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "sort", "key"),
+    [
+        ("/api/runs", "-created_at", [{"at": "0001-01-01T00:00:00+14:00"}, "run"]),
+        ("/", None, [{"at": "9999-12-31T23:59:59-14:00"}, "run"]),
+        ("/api/runs", "created_at", [{"at": "2026-01-01T00:00:00+00:00"}, "run\u0000"]),
+        ("/api/snapshots", "created_at", [{"at": "2026-01-01T00:00:00+00:00"}, "\ud800"]),
+        ("/api/targets/app/cluster/history", "-created_at", [{"at": "2026-01-01"}, "a\u0000"]),
+        ("/api/qualification", "subject", ["cluster", "", 2**31]),
+        ("/api/qualification", "subject", ["cluster", "", 10**30]),
+        ("/api/qualification", "-since", [{"at": "2026-01-01T00:00:00+00:00"}, -(2**63)]),
+        ("/api/qualification", "state", ["qualified", "cluster\u0000", "", 1]),
+    ],
+)
+def test_a_cursor_holding_a_value_the_database_cannot_compare_is_a_422_not_a_500(
+    client: TestClient, path: str, sort: str | None, key: list
+) -> None:
+    cursor = base64.urlsafe_b64encode(json.dumps([sort or "-created_at", key]).encode()).decode()
+    response = client.get(path, params={"cursor": cursor, **({"sort": sort} if sort else {})})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["detail"] == [
+        {"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}
+    ]
