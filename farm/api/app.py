@@ -16,7 +16,7 @@ from farm.api.docs import add_docs
 from farm.api.health import add_probes
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import RequestGate, error_response, require_read_token
-from farm.api.strict import bounded_detail, refuse_unknown_query
+from farm.api.strict import bounded_detail, refuse_nul_in_query, refuse_unknown_query
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
 
@@ -38,7 +38,11 @@ def create_app(
     """The farm's API over ``storage``; ``catalogs`` maps a fleet name to the folder it is read from."""
     app = FastAPI(
         title="farm",
-        dependencies=[Depends(refuse_unknown_query), Depends(require_read_token)],
+        dependencies=[
+            Depends(refuse_unknown_query),
+            Depends(refuse_nul_in_query),
+            Depends(require_read_token),
+        ],
         docs_url=None,  # served by add_docs from package data
         redoc_url=None,
     )

@@ -35,6 +35,24 @@ async def refuse_unknown_query(request: Request) -> None:
         )
 
 
+async def refuse_nul_in_query(request: Request) -> None:
+    """A query value holding a NUL character is refused (PostgreSQL's text cannot hold one: as a
+    filter it failed the query)."""
+    holding = sorted({name for name, value in request.query_params.multi_items() if "\x00" in value})
+    if holding:
+        raise HTTPException(
+            status_code=422,
+            detail=[
+                {
+                    "loc": ["query", name],
+                    "msg": "a query value may not hold a NUL character",
+                    "type": "value_error",
+                }
+                for name in holding
+            ],
+        )
+
+
 # Path parameters, bounded before any of them reaches a query: an id as the store writes it
 # (uuid hex), a digest (``sha256:`` and hex, or bare hex), an application or cluster name, and a
 # qualification subject id within the store's 32-bit integer column.

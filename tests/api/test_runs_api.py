@@ -71,6 +71,28 @@ def test_a_misspelt_query_parameter_is_refused_not_ignored(
     assert client.get("/api/runs", params={"limt": 1}).status_code == 422
 
 
+def test_a_filter_holding_a_nul_character_is_a_422_naming_it_on_every_database(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    run = finished_run.run_id
+    for path, name in (
+        (f"/api/runs/{run}/targets", "application"),
+        (f"/api/runs/{run}/targets", "state"),
+        (f"/api/runs/{run}/targets", "error_code"),
+        (f"/api/runs/{run}/grid", "cluster"),
+        (f"/runs/{run}", "cluster"),
+    ):
+        response = client.get(path, params={name: "app-0\x00"})
+        assert response.status_code == 422, (path, name, response.text)
+        assert response.json()["error"]["detail"] == [
+            {
+                "loc": ["query", name],
+                "msg": "a query value may not hold a NUL character",
+                "type": "value_error",
+            }
+        ]
+
+
 def test_a_forged_cursor_is_422(client: TestClient) -> None:
     assert client.get("/api/runs", params={"cursor": "!!!"}).status_code == 422
 
