@@ -110,8 +110,18 @@ def diff_runs(storage: Storage, run_a: str, run_b: str) -> RunDiff:
     return RunDiff(added, removed, changed, len(common) - len(changed) - len(fixed), failed, fixed)
 
 
+def _output_of(storage: Storage, run_id: str, target: tuple[str, str]) -> TargetOutput:
+    """The output of ``target`` in ``run_id``; LookupError naming both when the run has no such target."""
+    output = run_outputs(storage, run_id).get(target)
+    if output is None:
+        raise LookupError(f"run {run_id} has no target {target[0]}/{target[1]}")
+    return output
+
+
 def unified_output_diff(storage: Storage, run_a: str, run_b: str, target: tuple[str, str]) -> str:
-    before, after = run_outputs(storage, run_a)[target], run_outputs(storage, run_b)[target]
+    """The unified diff of ``target``'s output from ``run_a`` to ``run_b``; LookupError when either
+    run does not exist or has no such target."""
+    before, after = _output_of(storage, run_a, target), _output_of(storage, run_b, target)
 
     def text(output: TargetOutput) -> list[str]:
         if output.output_digest is None:

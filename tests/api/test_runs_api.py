@@ -183,6 +183,15 @@ def test_the_diff_of_a_target_between_two_runs_shows_changed_lines(
     assert client.get(f"/api/runs/{finished_run.run_id}/diff/nope/targets/app-0/cluster-a").status_code == 404
 
 
+def test_the_diff_of_a_target_a_run_does_not_have_is_a_404_naming_the_run_and_the_target(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    run = finished_run.run_id
+    response = client.get(f"/api/runs/{run}/diff/latest/targets/app-9/cluster-a")
+    assert response.status_code == 404
+    assert response.json() == {"error": {"status": 404, "detail": f"run {run} has no target app-9/cluster-a"}}
+
+
 def test_a_targets_history_lists_its_results_newest_run_first(
     client: TestClient, finished_run: FinishedRun
 ) -> None:

@@ -127,8 +127,8 @@ def target_output_diff(
     """The unified diff of one target's output between two runs (what ``farm diff -u`` prints)."""
     try:
         text = unified_output_diff(request.app.state.storage, run_a, run_b, (application, cluster))
-    except (LookupError, KeyError) as exc:
-        raise HTTPException(status_code=404, detail=str(exc).strip("'\"")) from None
+    except LookupError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
     return Response(text, media_type="text/x-diff")
 
 
