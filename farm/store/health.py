@@ -5,13 +5,15 @@ Doctor's probes raise driver errors as they come; the caller turns them into one
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import text
 
 from farm.settings import FarmSettings
 from farm.store.context import Storage
 from farm.store.db import STORE_ERRORS, create_farm_engine
 from farm.store.migrate import HEAD_REVISION, current_revision
-from farm.store.objects import parse_s3_location, s3_client
+from farm.store.objects import S3ObjectStore, parse_s3_location, s3_client
 
 # a digest no blob has: asking whether it exists reaches the store without reading anything
 _PROBE = "0" * 64
@@ -32,9 +34,16 @@ def database_problem(storage: Storage) -> str | None:
 
 
 def object_store_problem(storage: Storage) -> str | None:
-    """Why the object store does not answer an existence probe, or None when it does."""
+    """Why the object store does not answer an existence probe, or None when it does. An S3
+    store's bucket is asked for first: a HEAD of a key is a 404 whether the key or the whole
+    bucket is missing, so the probe alone reads a deleted bucket as ready."""
+    objects = storage.objects
     try:
-        storage.objects.exists(_PROBE)
+        if isinstance(objects, S3ObjectStore):
+            _head_bucket(objects.client, objects.bucket)
+        objects.exists(_PROBE)
+    except BucketMissing as missing:
+        return f"bucket {missing} does not exist (the farm never creates it)"
     except Exception as error:  # any failure of any backend (boto, botocore, OS) means not ready
         return f"{type(error).__name__}: {_first_line(error)}"
     return None
@@ -67,11 +76,16 @@ def probe_s3_bucket(settings: FarmSettings) -> str:
     """``bucket[/prefix]`` once the bucket answers a HEAD request; raises :class:`BucketMissing`
     when it does not exist, the client's error when the store cannot be reached."""
     bucket, prefix = parse_s3_location(settings.object_store)
-    client = s3_client(settings)
+    _head_bucket(s3_client(settings), bucket)
+    return f"{bucket}/{prefix}" if prefix else bucket
+
+
+def _head_bucket(client: Any, bucket: str) -> None:
+    """Raises :class:`BucketMissing` when ``bucket`` does not exist, the client's error when the
+    store cannot be reached."""
     try:
         client.head_bucket(Bucket=bucket)
     except client.exceptions.ClientError as error:
         if str(error.response.get("Error", {}).get("Code")) in ("404", "NoSuchBucket"):
             raise BucketMissing(bucket) from None
         raise
-    return f"{bucket}/{prefix}" if prefix else bucket

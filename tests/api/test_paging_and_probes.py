@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest_store import S3Bucket
 from fastapi.testclient import TestClient
 from fleet.conftest import make_catalog
 
@@ -175,6 +176,30 @@ def test_readyz_is_503_naming_each_service_that_is_down(
         assert [name for name, check in body["checks"].items() if check == "ok"] == [
             name for name in ("database", "object_store") if name != down
         ]
+
+
+@pytest.mark.timeout(120)
+def test_readyz_is_503_when_the_object_stores_bucket_is_gone(
+    finished_run: FinishedRun, s3_bucket: S3Bucket, tmp_path: Path
+) -> None:
+    settings = load_settings(
+        home=tmp_path / "s3",
+        database_url=finished_run.env.settings.database_url,
+        object_store=f"s3://{s3_bucket.name}/farm",
+        s3_endpoint_url=s3_bucket.endpoint,
+    )
+    storage = open_storage(settings)
+    try:
+        with TestClient(create_app(storage)) as client:
+            assert client.get("/readyz").status_code == 200
+            s3_bucket.client.delete_bucket(Bucket=s3_bucket.name)  # the farm never creates it again
+            response = client.get("/readyz")
+    finally:
+        storage.close()
+    body = response.json()
+    assert response.status_code == 503, body
+    assert body["status"] == "not ready: object_store down"
+    assert s3_bucket.name in body["checks"]["object_store"] and body["checks"]["database"] == "ok"
 
 
 def test_http_requests_are_counted_by_route_template_beside_the_worker_metrics(
