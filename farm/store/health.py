@@ -5,6 +5,7 @@ Doctor's probes raise driver errors as they come; the caller turns them into one
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -24,7 +25,13 @@ def _first_line(error: Exception) -> str:
 
 
 def database_problem(storage: Storage) -> str | None:
-    """Why the database does not answer a ``SELECT 1``, or None when it does."""
+    """Why the database does not answer a ``SELECT 1``, or None when it does. A SQLite database
+    whose file is gone is down: a pooled connection still reads the deleted file (and keeps what
+    is written to it from every later process), a new one would start an empty database."""
+    url = storage.engine.url
+    on_file = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+    if on_file and not Path(url.database).is_file():
+        return f"the SQLite database file {url.database} does not exist"
     try:
         with storage.engine.connect() as connection:
             connection.execute(text("SELECT 1"))

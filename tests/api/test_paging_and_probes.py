@@ -202,6 +202,26 @@ def test_readyz_is_503_when_the_object_stores_bucket_is_gone(
     assert s3_bucket.name in body["checks"]["object_store"] and body["checks"]["database"] == "ok"
 
 
+def test_readyz_is_503_when_the_sqlite_database_file_is_gone(tmp_path: Path) -> None:
+    storage = open_storage(load_settings(home=tmp_path / "home"))
+    database = tmp_path / "home" / "farm.db"
+    try:
+        with TestClient(create_app(storage)) as client:
+            assert client.get("/readyz").status_code == 200  # its connection is pooled from here on
+            for path in database.parent.glob("farm.db*"):
+                path.unlink()  # the open connection still reads the deleted file: SELECT 1 answers
+            response = client.get("/readyz")
+    finally:
+        storage.close()
+    body = response.json()
+    assert response.status_code == 503, body
+    assert body["status"] == "not ready: database down"
+    assert body["checks"] == {
+        "database": f"the SQLite database file {database} does not exist",
+        "object_store": "ok",
+    }
+
+
 def test_http_requests_are_counted_by_route_template_beside_the_worker_metrics(
     client: TestClient, finished_run: FinishedRun
 ) -> None:
