@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
@@ -10,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import make_asgi_app
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
 
 from farm.api.access_log import log_request
 from farm.api.docs import add_docs
@@ -24,8 +26,23 @@ ROUTERS = (runs.router, outputs.router, snapshots.router, qualification.router)
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def _error(status: int, detail: object) -> JSONResponse:
-    return error_response(status, bounded_detail(detail))
+def _error(status: int, detail: object, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return error_response(status, bounded_detail(detail), headers)
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(app: FastAPI, request: Request) -> str | None:
+    """Every method some route of ``request``'s path takes (a 405's ``Allow``), or None when none
+    does but a mount's (which answers its own 405)."""
+    routes = [route for route in app.router.routes if not isinstance(route, Mount)]
+    allowed = [
+        method
+        for method in METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
+    return ", ".join(allowed) or None
 
 
 def create_app(
@@ -53,12 +70,16 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        headers = exc.headers
+        allowed = _allowed_methods(app, request) if exc.status_code == 405 else None
+        if allowed is not None:  # Starlette's Allow names the methods of the path's first route only
+            headers = {**(headers or {}), "Allow": allowed}
         if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
             context = {"status": exc.status_code, "detail": bounded_detail(exc.detail)}
             return pages.TEMPLATES.TemplateResponse(
-                request, "error.html", context, status_code=exc.status_code
+                request, "error.html", context, status_code=exc.status_code, headers=headers
             )
-        return _error(exc.status_code, exc.detail)
+        return _error(exc.status_code, exc.detail, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -9,6 +9,7 @@ length. Every response carries the security headers of ``SECURITY_HEADERS``.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 
 from fastapi import HTTPException, Request
 from starlette.datastructures import Headers, MutableHeaders
@@ -65,9 +66,11 @@ async def require_read_token(request: Request) -> None:
         _check(request)
 
 
-def error_response(status: int, detail: object) -> JSONResponse:
-    """The API's error body: ``{"error": {"status": …, "detail": …}}``."""
-    return JSONResponse(status_code=status, content={"error": {"status": status, "detail": detail}})
+def error_response(status: int, detail: object, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The API's error body: ``{"error": {"status": …, "detail": …}}``, with ``headers``."""
+    return JSONResponse(
+        status_code=status, content={"error": {"status": status, "detail": detail}}, headers=headers
+    )
 
 
 class _BodyTooLarge(Exception):

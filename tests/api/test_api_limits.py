@@ -174,3 +174,19 @@ def test_a_cursor_holding_a_value_the_database_cannot_compare_is_a_422_not_a_500
     assert response.json()["error"]["detail"] == [
         {"loc": ["query", "cursor"], "msg": "not a cursor this API gave out"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed", "accept"),
+    [
+        ("PUT", "/api/runs", "GET, POST", "application/json"),
+        ("DELETE", "/api/runs/latest", "GET", "application/json"),
+        ("POST", "/runs/latest", "GET", "text/html"),
+    ],
+)
+def test_a_method_a_route_does_not_take_is_a_405_naming_those_it_takes_in_allow(
+    client: TestClient, method: str, path: str, allowed: str, accept: str
+) -> None:
+    response = client.request(method, path, headers={**AUTH, "accept": accept})
+    assert response.status_code == 405
+    assert response.headers["allow"] == allowed
