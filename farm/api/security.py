@@ -47,7 +47,12 @@ def token_refusal(expected: str | None, headers: Headers) -> HTTPException | Non
         )
     presented = _presented_token(headers)
     if presented is None or not hmac.compare_digest(presented, expected):
-        return HTTPException(status_code=401, detail="a valid bearer token is required")
+        # RFC 9110: a 401 names the scheme it takes
+        return HTTPException(
+            status_code=401,
+            detail="a valid bearer token is required",
+            headers={"WWW-Authenticate": 'Bearer realm="farm"'},
+        )
     return None
 
 
@@ -96,7 +101,7 @@ class RequestGate:
         headers = Headers(scope=scope)
         refusal = token_refusal(scope["app"].state.token, headers)
         if refusal is not None:
-            await error_response(refusal.status_code, refusal.detail)(scope, receive, send)
+            await error_response(refusal.status_code, refusal.detail, refusal.headers)(scope, receive, send)
             return
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:

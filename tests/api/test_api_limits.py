@@ -190,3 +190,18 @@ def test_a_method_a_route_does_not_take_is_a_405_naming_those_it_takes_in_allow(
     response = client.request(method, path, headers={**AUTH, "accept": accept})
     assert response.status_code == 405
     assert response.headers["allow"] == allowed
+
+
+def test_a_request_refused_for_its_token_is_a_401_naming_the_bearer_scheme(
+    fleet_env: FleetEnv,  # noqa: F811
+    client: TestClient,
+) -> None:
+    refused = client.post("/api/runs", json={"catalog": "test-fleet"}, headers={"Authorization": "Bearer no"})
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == 'Bearer realm="farm"'
+    reads = create_app(fleet_env.storage, {}, TOKEN, read_requires_token=True)
+    with TestClient(reads) as reading:
+        for path in ("/api/runs", "/"):
+            response = reading.get(path)
+            assert response.status_code == 401, path
+            assert response.headers["www-authenticate"] == 'Bearer realm="farm"', path
