@@ -15,6 +15,7 @@ from starlette.routing import Match, Mount
 
 from farm.api.access_log import log_request
 from farm.api.docs import add_docs
+from farm.api.errors import document_errors
 from farm.api.health import add_probes
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import RequestGate, error_response, require_read_token
@@ -91,6 +92,7 @@ def create_app(
         app.include_router(router, prefix="/api")
     app.include_router(pages.router)
     add_docs(app)
+    document_errors(app)
     add_probes(app)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))

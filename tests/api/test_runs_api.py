@@ -148,6 +148,40 @@ def test_the_openapi_spec_is_published(client: TestClient) -> None:
     assert "/api/runs" in client.get("/openapi.json").json()["paths"]
 
 
+def test_every_error_the_api_answers_is_documented_in_its_spec_with_the_error_shape(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    spec = client.get("/openapi.json").json()
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    assert spec["components"]["schemas"]["Error"]["required"] == ["error"]
+    assert "HTTPValidationError" not in spec["components"]["schemas"]  # {"detail": …}: not this API's
+    for operations in spec["paths"].values():
+        for operation in operations.values():
+            assert all(operation["responses"][status]["content"] == error for status in ("401", "403", "422"))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    run = finished_run.run_id
+    for method, template, path, options, status in (
+        ("get", "/api/runs", "/api/runs", {"params": {"limit": 0}}, 422),
+        ("get", "/api/runs/{run_id}", "/api/runs/ffffffff", {}, 404),
+        ("get", "/api/runs/{run_id}/targets", f"/api/runs/{run}/targets", {"params": {"stat": "x"}}, 422),
+        ("get", "/api/runs/{run_id}/grid", "/api/runs/ffffffff/grid", {}, 404),
+        ("get", "/api/outputs/{digest}", "/api/outputs/" + "0" * 64, {}, 404),
+        ("get", "/api/snapshots/{digest}", "/api/snapshots/" + "0" * 64, {}, 404),
+        ("get", "/api/qualification/{subject_id}", "/api/qualification/7", {}, 404),
+        ("get", "/api/targets/{application}/{cluster}/history", "/api/targets/a/b/history", {}, 404),
+        ("post", "/api/runs", "/api/runs", {"json": {"catalog": "test-fleet"}}, 401),
+        ("post", "/api/runs", "/api/runs", {"json": {"catalog": "x"}, "headers": auth}, 404),
+        ("post", "/api/qualification", "/api/qualification", {"json": [], "headers": auth}, 422),
+    ):
+        response = client.request(method, path, **options)
+        assert response.status_code == status, (path, response.text)
+        documented = spec["paths"][template][method]["responses"]
+        assert documented.get(str(status), {}).get("content") == error, (method, template, status)
+        body = response.json()
+        assert list(body) == ["error"] and body["error"]["status"] == status
+        assert isinstance(body["error"]["detail"], str | list)
+
+
 def test_an_output_is_served_by_its_digest_and_unknown_digests_are_404(
     client: TestClient, finished_run: FinishedRun
 ) -> None:

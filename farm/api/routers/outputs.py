@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.run_ids import ResolvedRunA, ResolvedRunB
 from farm.api.strict import Digest, Name
@@ -21,10 +22,10 @@ from farm.store.context import Storage
 from farm.store.db import read_scope
 from farm.store.queries import NEWEST_FIRST, RUN_ORDERINGS, output_known, output_size, target_history
 
-router = APIRouter(tags=["outputs"])
+router = APIRouter(tags=["outputs"], responses=error_responses(*COMMON))
 
 
-@router.get("/targets/{application}/{cluster}/output")
+@router.get("/targets/{application}/{cluster}/output", responses=error_responses(404))
 def target_latest_output(request: Request, application: Name, cluster: Name) -> Response:
     try:
         content = latest_output(request.app.state.storage, application, cluster)
@@ -33,7 +34,7 @@ def target_latest_output(request: Request, application: Name, cluster: Name) -> 
     return Response(content, media_type="application/yaml")
 
 
-@router.get("/outputs/{digest}")
+@router.get("/outputs/{digest}", responses=error_responses(404))
 def output_by_digest(request: Request, digest: Digest) -> Response:
     """Any stored output by its content digest (``sha256:<hex>``)."""
     storage = request.app.state.storage
@@ -113,14 +114,14 @@ def output_evidence(storage: Storage, digest: str) -> OutputEvidence:
     )
 
 
-@router.get("/outputs/{digest}/evidence")
+@router.get("/outputs/{digest}/evidence", responses=error_responses(404))
 def output_provenance(request: Request, digest: Digest) -> OutputEvidence:
     """One output's signature status (the DSSE envelopes verified as ``farm verify`` does, with
     the reason when invalid) and the provenance each signed statement records."""
     return output_evidence(request.app.state.storage, digest)
 
 
-@router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}")
+@router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}", responses=error_responses(404))
 def target_output_diff(
     request: Request, run_a: ResolvedRunA, run_b: ResolvedRunB, application: Name, cluster: Name
 ) -> Response:
@@ -142,7 +143,7 @@ class HistoryItem(BaseModel):
     error_message: str | None
 
 
-@router.get("/targets/{application}/{cluster}/history")
+@router.get("/targets/{application}/{cluster}/history", responses=error_responses(404))
 def history_of_target(
     request: Request,
     response: Response,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
+from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.routers.snapshots import DocumentDiff
 from farm.api.security import require_token
@@ -25,7 +26,7 @@ from farm.store.context import Storage
 from farm.store.db import read_scope
 from farm.store.models import QualificationEvent, QualificationEvidence, QualificationSubject, utcnow
 
-router = APIRouter(tags=["qualification"])
+router = APIRouter(tags=["qualification"], responses=error_responses(*COMMON))
 
 
 class Subject(BaseModel):
@@ -163,7 +164,7 @@ def list_subjects(
     return subjects
 
 
-@router.get("/qualification/{subject_id}")
+@router.get("/qualification/{subject_id}", responses=error_responses(404))
 def get_subject(request: Request, subject_id: SubjectId) -> SubjectTimeline:
     """One subject and its timeline of qualification runs, signed evidence and transitions."""
     return subject_timeline(request.app.state.storage, subject_id)
@@ -178,7 +179,12 @@ def _parse_subject(text: str) -> tuple[str, str]:
         ) from None
 
 
-@router.post("/qualification", status_code=202, dependencies=[Depends(require_token)])
+@router.post(
+    "/qualification",
+    status_code=202,
+    dependencies=[Depends(require_token)],
+    responses=error_responses(404, 409, 413),
+)
 def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepted:
     """Qualify subjects (``CLUSTER[:PROFILE=VALUE]``) of a configured catalog (named by its fleet
     name) through the fleet-run owner, as ``farm qualify`` does: on the Celery workers' queue when

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
 from farm.api.background import start_in_background
+from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.run_ids import ResolvedRunId
 from farm.api.security import require_token
@@ -27,7 +28,7 @@ from farm.store.db import read_scope
 from farm.store.queries import NEWEST_FIRST, RUN_ORDERINGS, RunGrid, run_grid, runs_page
 from farm.store.runs import TARGET_ORDERINGS, TargetFilter, run_by_id, targets_page
 
-router = APIRouter(tags=["runs"])
+router = APIRouter(tags=["runs"], responses=error_responses(*COMMON))
 
 
 class RunItem(BaseModel):
@@ -117,7 +118,7 @@ def list_runs(
     return RunsPage(runs=items, next_cursor=next_cursor)
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", responses=error_responses(404))
 def get_run(request: Request, run_id: ResolvedRunId) -> RunDetail:
     try:
         summary = run_progress(_storage(request), run_id)
@@ -147,7 +148,7 @@ class PublishItem(BaseModel):
     updated_at: datetime
 
 
-@router.get("/runs/{run_id}/publishes")
+@router.get("/runs/{run_id}/publishes", responses=error_responses(404))
 def get_run_publishes(request: Request, run_id: ResolvedRunId) -> list[PublishItem]:
     """The publishes of a run (``farm publish``, ``FARM_PUBLISH_TO``), oldest first."""
     with read_scope(_storage(request).sessions) as session:
@@ -184,7 +185,7 @@ def load_grid(storage: Storage, run_id: str, where: TargetFilter) -> RunGrid:
         return run_grid(session, run_id, where)
 
 
-@router.get("/runs/{run_id}/grid", response_model=RunGridBody)
+@router.get("/runs/{run_id}/grid", response_model=RunGridBody, responses=error_responses(404))
 def get_grid(
     request: Request, run_id: ResolvedRunId, where: Annotated[TargetFilter, Depends(grid_filter)]
 ) -> Response:
@@ -201,7 +202,7 @@ def get_grid(
     return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
 
 
-@router.get("/runs/{run_id}/targets", response_model=list[TargetItem])
+@router.get("/runs/{run_id}/targets", response_model=list[TargetItem], responses=error_responses(404))
 def list_targets(
     request: Request,
     run_id: ResolvedRunId,
@@ -268,7 +269,12 @@ def _finish_or_503(
         ) from None
 
 
-@router.post("/runs", status_code=202, dependencies=[Depends(require_token)])
+@router.post(
+    "/runs",
+    status_code=202,
+    dependencies=[Depends(require_token)],
+    responses=error_responses(404, 409, 413, 503),
+)
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
     """Start a fleet run of a configured catalog (named by its fleet name) through the fleet-run
     owner, as ``farm run`` does (after-run steps included): its jobs go to the Celery workers when

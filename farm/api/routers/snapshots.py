@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel
 
+from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.strict import Digest
 from farm.fleet.preview import REMOVED, snapshot_plan
@@ -22,7 +23,7 @@ from farm.store.queries import (
     stored_snapshot,
 )
 
-router = APIRouter(tags=["snapshots"])
+router = APIRouter(tags=["snapshots"], responses=error_responses(*COMMON))
 
 
 class SnapshotItem(BaseModel):
@@ -185,13 +186,13 @@ def get_snapshots(
     return list(items)
 
 
-@router.get("/snapshots/{digest}")
+@router.get("/snapshots/{digest}", responses=error_responses(404))
 def get_snapshot(request: Request, digest: Digest) -> SnapshotDetail:
     """One snapshot: its applications, ClusterProfiles and profile declarations by digest, its targets."""
     return snapshot_detail(request.app.state.storage, digest)
 
 
-@router.get("/snapshots/{old}/diff/{new}")
+@router.get("/snapshots/{old}/diff/{new}", responses=error_responses(404))
 def diff_snapshots(request: Request, old: Digest, new: Digest) -> SnapshotDiff:
     """What changed from snapshot ``old`` to ``new``: documents, and the targets affected with the
     causes ``farm plan`` names (the same plan code)."""
