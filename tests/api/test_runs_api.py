@@ -182,6 +182,30 @@ def test_every_error_the_api_answers_is_documented_in_its_spec_with_the_error_sh
         assert isinstance(body["error"]["detail"], str | list)
 
 
+def test_a_body_that_is_not_json_is_documented_in_the_spec_with_the_media_type_it_is_served_as(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    spec = client.get("/openapi.json").json()["paths"]
+    run = finished_run.run_id
+    digest = client.get(f"/api/runs/{run}/targets", params={"application": "app-0"}).json()[0][
+        "output_digest"
+    ]
+    for template, path in (
+        ("/api/targets/{application}/{cluster}/output", "/api/targets/app-0/cluster-a/output"),
+        ("/api/outputs/{digest}", f"/api/outputs/{digest}"),
+        (
+            "/api/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}",
+            f"/api/runs/{run}/diff/{run}/targets/app-0/cluster-a",
+        ),
+    ):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        served = response.headers["content-type"].split(";")[0]
+        assert spec[template]["get"]["responses"]["200"]["content"] == {
+            served: {"schema": {"type": "string"}}
+        }
+
+
 def test_an_output_is_served_by_its_digest_and_unknown_digests_are_404(
     client: TestClient, finished_run: FinishedRun
 ) -> None:

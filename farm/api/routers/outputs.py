@@ -25,16 +25,30 @@ from farm.store.queries import NEWEST_FIRST, RUN_ORDERINGS, output_known, output
 router = APIRouter(tags=["outputs"], responses=error_responses(*COMMON))
 
 
-@router.get("/targets/{application}/{cluster}/output", responses=error_responses(404))
+class YamlResponse(Response):
+    """An output's bytes: the spec documents the route's body as YAML text, not JSON."""
+
+    media_type = "application/yaml"
+
+
+class DiffResponse(Response):
+    """A unified diff: the spec documents the route's body as diff text, not JSON."""
+
+    media_type = "text/x-diff"
+
+
+@router.get(
+    "/targets/{application}/{cluster}/output", response_class=YamlResponse, responses=error_responses(404)
+)
 def target_latest_output(request: Request, application: Name, cluster: Name) -> Response:
     try:
         content = latest_output(request.app.state.storage, application, cluster)
     except LookupError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
-    return Response(content, media_type="application/yaml")
+    return YamlResponse(content)
 
 
-@router.get("/outputs/{digest}", responses=error_responses(404))
+@router.get("/outputs/{digest}", response_class=YamlResponse, responses=error_responses(404))
 def output_by_digest(request: Request, digest: Digest) -> Response:
     """Any stored output by its content digest (``sha256:<hex>``)."""
     storage = request.app.state.storage
@@ -42,7 +56,7 @@ def output_by_digest(request: Request, digest: Digest) -> Response:
         known = output_known(session, digest)
     if not known:
         raise HTTPException(status_code=404, detail=f"no output {digest}")
-    return Response(storage.objects.get(digest), media_type="application/yaml")
+    return YamlResponse(storage.objects.get(digest))
 
 
 class SignatureFailure(BaseModel):
@@ -121,7 +135,11 @@ def output_provenance(request: Request, digest: Digest) -> OutputEvidence:
     return output_evidence(request.app.state.storage, digest)
 
 
-@router.get("/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}", responses=error_responses(404))
+@router.get(
+    "/runs/{run_a}/diff/{run_b}/targets/{application}/{cluster}",
+    response_class=DiffResponse,
+    responses=error_responses(404),
+)
 def target_output_diff(
     request: Request, run_a: ResolvedRunA, run_b: ResolvedRunB, application: Name, cluster: Name
 ) -> Response:
@@ -130,7 +148,7 @@ def target_output_diff(
         text = unified_output_diff(request.app.state.storage, run_a, run_b, (application, cluster))
     except LookupError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
-    return Response(text, media_type="text/x-diff")
+    return DiffResponse(text)
 
 
 class HistoryItem(BaseModel):
