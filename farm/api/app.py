@@ -46,6 +46,19 @@ def _allowed_methods(app: FastAPI, request: Request) -> str | None:
     return ", ".join(allowed) or None
 
 
+def _unreadable_json(exc: StarletteHTTPException) -> str | None:
+    """Why a JSON body FastAPI answered "There was an error parsing the body" (400) for could not
+    be read, or None for any other error: such a body is malformed JSON, a 422 as every other."""
+    cause = exc.__cause__
+    if exc.status_code != 400:
+        return None
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the body is not JSON: it is not UTF-8 ({cause.reason} at byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "the body is not JSON this API reads: it is nested too deep"
+    return None
+
+
 def create_app(
     storage: Storage,
     catalogs: dict[str, Path] | None = None,
@@ -71,6 +84,9 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        unreadable = _unreadable_json(exc)
+        if unreadable is not None:
+            return _error(422, [{"loc": ["body"], "msg": unreadable, "type": "json_invalid"}])
         headers = exc.headers
         allowed = _allowed_methods(app, request) if exc.status_code == 405 else None
         if allowed is not None:  # Starlette's Allow names the methods of the path's first route only

@@ -205,3 +205,23 @@ def test_a_request_refused_for_its_token_is_a_401_naming_the_bearer_scheme(
             response = reading.get(path)
             assert response.status_code == 401, path
             assert response.headers["www-authenticate"] == 'Bearer realm="farm"', path
+
+
+@pytest.mark.parametrize(
+    ("body", "msg"),
+    [
+        (b'{"catalog": "\xff"}', "the body is not JSON: it is not UTF-8 (invalid start byte at byte 13)"),
+        (b"[" * 100_000, "the body is not JSON this API reads: it is nested too deep"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/api/runs", "/api/qualification"])
+def test_a_json_body_that_cannot_be_decoded_is_a_422_naming_why_as_malformed_json_is(
+    client: TestClient, path: str, body: bytes, msg: str
+) -> None:
+    response = client.post(path, content=body, headers={**AUTH, "content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["detail"] == [{"loc": ["body"], "msg": msg, "type": "json_invalid"}]
+    malformed = client.post(
+        path, content=b'{"catalog": ', headers={**AUTH, "content-type": "application/json"}
+    )
+    assert malformed.status_code == 422 and malformed.json()["error"]["detail"][0]["type"] == "json_invalid"
