@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,9 +23,12 @@ from farm.api.security import RequestGate, error_response, require_read_token
 from farm.api.strict import bounded_detail, refuse_nul_in_query, refuse_unknown_query
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
+from farm.store.db import DATABASE_UNAVAILABLE
+from farm.store.health import database_failure
 
 ROUTERS = (runs.router, outputs.router, snapshots.router, qualification.router)
 STATIC = Path(__file__).resolve().parent / "static"
+log = logging.getLogger(__name__)
 
 
 def _error(status: int, detail: object, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -97,6 +101,13 @@ def create_app(
                 request, "error.html", context, status_code=exc.status_code, headers=headers
             )
         return _error(exc.status_code, exc.detail, headers)
+
+    @app.exception_handler(DATABASE_UNAVAILABLE)
+    async def _database_unavailable(request: Request, exc: Exception) -> Response:
+        # a service down, not a bug: a 503 saying so and one log line, not a 500 and a traceback
+        detail = database_failure(exc)
+        log.error("%s %s: %s", request.method, request.url.path, detail)
+        return await _http_error(request, StarletteHTTPException(503, detail))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -40,10 +40,11 @@ REASONS = {
     409: "the catalog does not load: one item per problem",
     413: "the request body is over its bound",
     422: "a parameter or body is not valid (unknown, out of bounds, malformed, ambiguous run id prefix)",
-    503: "the run is planned but the broker did not take its jobs",
+    503: "the database is unavailable; or (a triggered run) the run is planned but the broker did not take its jobs",
 }
-# what every route may answer: the token (when reads need it) and its parameters' validation
-COMMON = (401, 403, 422)
+# what every route may answer: the token (when reads need it), its parameters' validation, and
+# the database's failure
+COMMON = (401, 403, 422, 503)
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

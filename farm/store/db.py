@@ -413,3 +413,6 @@ def _engine(factory: sessionmaker[Session]) -> Engine:
 # Driver and connection failures of the database, as one tuple: a caller that retries on an
 # infrastructure error (the Celery task) names the store's errors, never SQLAlchemy's.
 STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, DBAPIError)
+# The database failed as a service (unreachable, gone, locked past its wait, not migrated), not a
+# statement as written: what the API answers 503 for.
+DATABASE_UNAVAILABLE: type[Exception] = OperationalError

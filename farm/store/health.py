@@ -40,6 +40,11 @@ def database_problem(storage: Storage) -> str | None:
     return None
 
 
+def database_failure(error: Exception) -> str:
+    """One line for a request the database failed (``DATABASE_UNAVAILABLE``), without its SQL."""
+    return f"the database is unavailable: {_first_line(error)}"
+
+
 def object_store_problem(storage: Storage) -> str | None:
     """Why the object store does not answer an existence probe, or None when it does. An S3
     store's bucket is asked for first: a HEAD of a key is a 404 whether the key or the whole

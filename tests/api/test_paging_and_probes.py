@@ -222,6 +222,29 @@ def test_readyz_is_503_when_the_sqlite_database_file_is_gone(tmp_path: Path) -> 
     }
 
 
+@pytest.mark.timeout(120)
+def test_a_request_the_database_cannot_answer_is_a_503_saying_so_not_a_500(
+    finished_run: FinishedRun, tmp_path: Path
+) -> None:
+    live = finished_run.env.settings
+    nowhere = "postgresql+psycopg://postgres@127.0.0.1:1/farm"
+    storage = open_storage(load_settings(home=tmp_path, database_url=nowhere, object_store=live.object_store))
+    try:
+        with TestClient(create_app(storage), raise_server_exceptions=False) as client:
+            spec = client.get("/openapi.json").json()
+            for path in ("/api/runs", "/api/runs/latest", "/api/qualification/1", "/api/snapshots"):
+                response = client.get(path)
+                assert response.status_code == 503, (path, response.text)
+                detail = response.json()["error"]["detail"]
+                assert detail.startswith("the database is unavailable: ") and "port 1" in detail, detail
+            template = spec["paths"]["/api/runs/{run_id}"]["get"]["responses"]["503"]
+            assert template["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+            page = client.get("/", headers={"accept": "text/html"})
+            assert page.status_code == 503 and "the database is unavailable" in page.text
+    finally:
+        storage.close()
+
+
 def test_http_requests_are_counted_by_route_template_beside_the_worker_metrics(
     client: TestClient, finished_run: FinishedRun
 ) -> None:

@@ -273,7 +273,7 @@ def _finish_or_503(
     "/runs",
     status_code=202,
     dependencies=[Depends(require_token)],
-    responses=error_responses(404, 409, 413, 503),
+    responses=error_responses(404, 409, 413),
 )
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
     """Start a fleet run of a configured catalog (named by its fleet name) through the fleet-run
