@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import HTTPException, Path, Request
 from fastapi.routing import APIRoute
+from pydantic import AfterValidator
 
 from farm.core.errors import bound_message
 
@@ -57,7 +58,11 @@ async def refuse_nul_in_query(request: Request) -> None:
 # (uuid hex), a digest (``sha256:`` and hex, or bare hex), an application or cluster name, and a
 # qualification subject id within the store's 32-bit integer column.
 RunId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
-Digest = Annotated[str, Path(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9:_-]+$")]
+Digest = Annotated[
+    str,
+    Path(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9:_-]+$"),
+    AfterValidator(lambda digest: digest.removeprefix("sha256:") or digest),  # stored as bare hex
+]
 Name = Annotated[str, Path(min_length=1, max_length=253, pattern=r"^[^\x00-\x1f\x7f]+$")]
 SubjectId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 

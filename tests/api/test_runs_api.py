@@ -217,6 +217,23 @@ def test_an_output_is_served_by_its_digest_and_unknown_digests_are_404(
     assert client.get("/api/outputs/sha256:" + "0" * 64).status_code == 404
 
 
+def test_an_output_or_snapshot_digest_may_be_given_with_its_sha256_prefix_as_the_docs_write_it(
+    client: TestClient, finished_run: FinishedRun
+) -> None:
+    target = client.get(f"/api/runs/{finished_run.run_id}/targets", params={"application": "app-0"}).json()[0]
+    digest = target["output_digest"]
+    snapshot = client.get("/api/snapshots").json()[0]["digest"]
+    for path in (f"/api/outputs/sha256:{digest}", f"/outputs/sha256:{digest}"):
+        response = client.get(path)
+        assert response.status_code == 200 and "Deployment" in response.text, path
+    assert client.get(f"/api/outputs/sha256:{digest}/evidence").json()["digest"] == digest
+    assert client.get(f"/api/snapshots/sha256:{snapshot}").json()["digest"] == snapshot
+    assert client.get(f"/api/snapshots/sha256:{snapshot}/diff/{snapshot}").json()["unchanged"] == 6
+    assert client.get("/api/outputs/sha256:" + "0" * 64).json() == {
+        "error": {"status": 404, "detail": "no output " + "0" * 64}
+    }
+
+
 def test_the_diff_of_a_target_between_two_runs_shows_changed_lines(
     client: TestClient, finished_run: FinishedRun
 ) -> None:
