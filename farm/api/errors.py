@@ -39,6 +39,7 @@ REASONS = {
     404: "what the path names does not exist",
     409: "the catalog does not load: one item per problem",
     413: "the request body is over its bound",
+    415: "the request body is not sent as JSON",
     422: "a parameter or body is not valid (unknown, out of bounds, malformed, ambiguous run id prefix)",
     503: "the database is unavailable; or (a triggered run) the run is planned but the broker did not take its jobs",
 }

@@ -3,6 +3,7 @@ silently ignored; path parameters are bounded by type; error details are bounded
 
 from __future__ import annotations
 
+import email.message
 from typing import Annotated
 
 from fastapi import HTTPException, Path, Request
@@ -51,6 +52,26 @@ async def refuse_nul_in_query(request: Request) -> None:
                 }
                 for name in holding
             ],
+        )
+
+
+def _is_json(content_type: str) -> bool:
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+async def require_json_body(request: Request) -> None:
+    """A body sent as another media type than JSON is refused with 415 naming it (it was read as
+    bytes and refused as "not a valid dictionary"); a body without a content type is read as JSON."""
+    content_type = request.headers.get("content-type")
+    if content_type and not _is_json(content_type):
+        raise HTTPException(
+            status_code=415,
+            detail=f"the body must be JSON (content-type: application/json), not {content_type.split(';')[0]}",
         )
 
 

@@ -225,3 +225,24 @@ def test_a_json_body_that_cannot_be_decoded_is_a_422_naming_why_as_malformed_jso
         path, content=b'{"catalog": ', headers={**AUTH, "content-type": "application/json"}
     )
     assert malformed.status_code == 422 and malformed.json()["error"]["detail"][0]["type"] == "json_invalid"
+
+
+@pytest.mark.parametrize("path", ["/api/runs", "/api/qualification"])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_a_body_sent_as_another_media_type_than_json_is_a_415_naming_it(
+    client: TestClient, path: str, content_type: str
+) -> None:
+    response = client.post(
+        path, content=b'{"catalog": "elsewhere"}', headers={**AUTH, "content-type": content_type}
+    )
+    assert response.status_code == 415, response.text
+    assert response.json()["error"]["detail"] == (
+        f"the body must be JSON (content-type: application/json), not {content_type}"
+    )
+    for json_type in ("application/json; charset=utf-8", "application/merge-patch+json"):
+        sent = client.post(
+            path, content=b'{"catalog": "elsewhere"}', headers={**AUTH, "content-type": json_type}
+        )
+        assert sent.status_code == 404, json_type  # read as JSON: the catalog is not configured

@@ -13,7 +13,7 @@ from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.routers.snapshots import DocumentDiff
 from farm.api.security import require_token
-from farm.api.strict import SubjectId
+from farm.api.strict import SubjectId, require_json_body
 from farm.catalog import CatalogError, load_catalog
 from farm.execution.executors import CELERY, LOCAL, executor_for, uses_celery
 from farm.fleet.service import Trigger, qualify
@@ -182,8 +182,8 @@ def _parse_subject(text: str) -> tuple[str, str]:
 @router.post(
     "/qualification",
     status_code=202,
-    dependencies=[Depends(require_token)],
-    responses=error_responses(404, 409, 413),
+    dependencies=[Depends(require_token), Depends(require_json_body)],
+    responses=error_responses(404, 409, 413, 415),
 )
 def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepted:
     """Qualify subjects (``CLUSTER[:PROFILE=VALUE]``) of a configured catalog (named by its fleet

@@ -15,6 +15,7 @@ from farm.api.errors import COMMON, error_responses
 from farm.api.paging import decode_cursor, encode_cursor, link_next, page_of
 from farm.api.run_ids import ResolvedRunId
 from farm.api.security import require_token
+from farm.api.strict import require_json_body
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.commands._errors import describe
 from farm.execution.executors import CELERY, LOCAL, Executor, executor_for, uses_celery
@@ -272,8 +273,8 @@ def _finish_or_503(
 @router.post(
     "/runs",
     status_code=202,
-    dependencies=[Depends(require_token)],
-    responses=error_responses(404, 409, 413),
+    dependencies=[Depends(require_token), Depends(require_json_body)],
+    responses=error_responses(404, 409, 413, 415),
 )
 def trigger_run(request: Request, body: TriggerBody) -> Triggered:
     """Start a fleet run of a configured catalog (named by its fleet name) through the fleet-run
