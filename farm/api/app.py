@@ -24,7 +24,7 @@ from farm.api.strict import bounded_detail, refuse_nul_in_query, refuse_unknown_
 from farm.metrics import metrics_registry
 from farm.store.context import Storage
 from farm.store.db import DATABASE_UNAVAILABLE
-from farm.store.health import database_failure
+from farm.store.health import database_failure, object_store_errors, object_store_failure
 
 ROUTERS = (runs.router, outputs.router, snapshots.router, qualification.router)
 STATIC = Path(__file__).resolve().parent / "static"
@@ -108,6 +108,15 @@ def create_app(
         detail = database_failure(exc)
         log.error("%s %s: %s", request.method, request.url.path, detail)
         return await _http_error(request, StarletteHTTPException(503, detail))
+
+    async def _object_store_failed(request: Request, exc: Exception) -> Response:
+        # its bytes cannot be served: a 503 naming the blob or the store and one log line
+        detail = object_store_failure(exc)
+        log.error("%s %s: %s", request.method, request.url.path, detail)
+        return await _http_error(request, StarletteHTTPException(503, detail))
+
+    for error in object_store_errors(storage):
+        app.add_exception_handler(error, _object_store_failed)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -41,7 +41,8 @@ REASONS = {
     413: "the request body is over its bound",
     415: "the request body is not sent as JSON",
     422: "a parameter or body is not valid (unknown, out of bounds, malformed, ambiguous run id prefix)",
-    503: "the database is unavailable; or (a triggered run) the run is planned but the broker did not take its jobs",
+    503: "the database or the object store failed; or (a triggered run) the run is planned but the broker "
+    "did not take its jobs",
 }
 # what every route may answer: the token (when reads need it), its parameters' validation, and
 # the database's failure

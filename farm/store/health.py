@@ -14,7 +14,7 @@ from farm.settings import FarmSettings
 from farm.store.context import Storage
 from farm.store.db import STORE_ERRORS, create_farm_engine
 from farm.store.migrate import HEAD_REVISION, current_revision
-from farm.store.objects import S3ObjectStore, parse_s3_location, s3_client
+from farm.store.objects import ObjectStoreError, S3ObjectStore, parse_s3_location, s3_client
 
 # a digest no blob has: asking whether it exists reaches the store without reading anything
 _PROBE = "0" * 64
@@ -43,6 +43,21 @@ def database_problem(storage: Storage) -> str | None:
 def database_failure(error: Exception) -> str:
     """One line for a request the database failed (``DATABASE_UNAVAILABLE``), without its SQL."""
     return f"the database is unavailable: {_first_line(error)}"
+
+
+def object_store_errors(storage: Storage) -> tuple[type[Exception], ...]:
+    """What ``storage``'s object store raises when it fails (not the caller): the farm's own
+    errors (a blob missing or corrupt, a medium refusing), and an S3 client's."""
+    if isinstance(storage.objects, S3ObjectStore):
+        from botocore.exceptions import BotoCoreError, ClientError  # loaded with the store's client
+
+        return (ObjectStoreError, BotoCoreError, ClientError)
+    return (ObjectStoreError,)
+
+
+def object_store_failure(error: Exception) -> str:
+    """One line for a request the object store failed (``object_store_errors``)."""
+    return f"the object store failed: {_first_line(error)}"
 
 
 def object_store_problem(storage: Storage) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,30 @@ def test_a_request_the_database_cannot_answer_is_a_503_saying_so_not_a_500(
             assert page.status_code == 503 and "the database is unavailable" in page.text
     finally:
         storage.close()
+
+
+def test_a_request_for_bytes_the_object_store_lost_is_a_503_naming_the_blob_not_a_500(
+    finished_run: FinishedRun,
+) -> None:
+    app = create_app(finished_run.env.storage)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        target = client.get(
+            f"/api/runs/{finished_run.run_id}/targets", params={"application": "app-0"}
+        ).json()[0]
+        digest = target["output_digest"]
+        shutil.rmtree(finished_run.env.settings.object_store)  # the local store's folder, gone
+        for path in (
+            f"/api/outputs/{digest}",
+            f"/api/targets/{target['application']}/{target['cluster']}/output",
+            f"/runs/{finished_run.run_id}/targets/{target['id']}",
+            "/api/snapshots",
+        ):
+            response = client.get(path)
+            assert response.status_code == 503, (path, response.text)
+            detail = response.json()["error"]["detail"]
+            assert detail.startswith("the object store failed: blob sha256/") and "is missing" in detail
+        page = client.get(f"/outputs/{digest}", headers={"accept": "text/html"})
+        assert page.status_code == 503 and f"blob sha256/{digest} is missing" in page.text
 
 
 def test_http_requests_are_counted_by_route_template_beside_the_worker_metrics(
