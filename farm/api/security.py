@@ -46,7 +46,9 @@ def token_refusal(expected: str | None, headers: Headers) -> HTTPException | Non
             status_code=403, detail="this server has no API token configured (FARM_API_TOKEN)"
         )
     presented = _presented_token(headers)
-    if presented is None or not hmac.compare_digest(presented, expected):
+    # compared as bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500);
+    # a header's bytes are its text as latin-1, a configured token's its text as UTF-8
+    if presented is None or not hmac.compare_digest(presented.encode("latin-1"), expected.encode()):
         # RFC 9110: a 401 names the scheme it takes
         return HTTPException(
             status_code=401,

@@ -246,3 +246,18 @@ def test_a_body_sent_as_another_media_type_than_json_is_a_415_naming_it(
             path, content=b'{"catalog": "elsewhere"}', headers={**AUTH, "content-type": json_type}
         )
         assert sent.status_code == 404, json_type  # read as JSON: the catalog is not configured
+
+
+def test_a_token_with_bytes_outside_ascii_is_refused_with_401_or_accepted_when_it_is_the_token(
+    fleet_env: FleetEnv,  # noqa: F811
+    client: TestClient,
+) -> None:
+    for method, path in (("POST", "/api/runs"), ("GET", "/api/runs")):
+        response = client.request(method, path, json={}, headers={"Authorization": b"Bearer \xe9t\xe9"})
+        expected = 401 if method == "POST" else 200  # reads need no token here
+        assert response.status_code == expected, (method, response.text)
+    reads = create_app(fleet_env.storage, {}, "jeton-été", read_requires_token=True)
+    with TestClient(reads) as reading:
+        assert reading.get("/api/runs", headers={"Authorization": b"Bearer \xe9t\xe9"}).status_code == 401
+        sent = reading.get("/api/runs", headers={"Authorization": "Bearer jeton-été".encode()})
+        assert sent.status_code == 200
