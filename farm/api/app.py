@@ -119,10 +119,9 @@ def create_app(
         app.add_exception_handler(error, _object_store_failed)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(
-            422, [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
-        )
+    async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+        detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        return await _http_error(request, StarletteHTTPException(422, detail))  # a page's: an error page
 
     for router in ROUTERS:
         app.include_router(router, prefix="/api")

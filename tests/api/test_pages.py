@@ -51,6 +51,23 @@ def test_unknown_pages_are_404_and_static_files_and_metrics_are_served(client: T
     assert "farm_queue_depth" in metrics.text and 'farm_jobs{state="succeeded"}' in metrics.text
 
 
+def test_a_page_address_with_an_invalid_parameter_is_a_422_error_page_as_its_other_errors_are(
+    client: TestClient,
+) -> None:
+    for path in (
+        "/qualification/abc",
+        "/qualification/0",
+        "/runs/a.b",
+        "/outputs/a.b",
+        "/snapshots/x/diff/a.b",
+    ):
+        page = client.get(path, headers={"accept": "text/html"})
+        assert page.status_code == 422, path
+        assert page.headers["content-type"].startswith("text/html") and "<h1>422</h1>" in page.text, path
+    api = client.get("/api/qualification/abc", headers={"accept": "text/html"})
+    assert api.status_code == 422 and api.json()["error"]["detail"][0]["loc"] == ["path", "subject_id"]
+
+
 def _plan_a_live_run(finished_run: FinishedRun) -> PlannedRun:
     """A new image for app-0, planned and not executed: a run with 4 of 6 targets done."""
     make_catalog(finished_run.catalog_root, apps=0, clusters=()).write_app(
