@@ -17,6 +17,7 @@ from starlette.routing import Match, Mount
 from farm.api.access_log import log_request
 from farm.api.docs import add_docs
 from farm.api.errors import document_errors
+from farm.api.head import HeadAsGet
 from farm.api.health import add_probes
 from farm.api.routers import outputs, pages, qualification, runs, snapshots
 from farm.api.security import RequestGate, error_response, require_read_token
@@ -47,6 +48,8 @@ def _allowed_methods(app: FastAPI, request: Request) -> str | None:
         for method in METHODS
         if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
     ]
+    if "GET" in allowed and "HEAD" not in allowed:
+        allowed.insert(allowed.index("GET") + 1, "HEAD")  # answered as GET (``HeadAsGet``)
     return ", ".join(allowed) or None
 
 
@@ -132,6 +135,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.mount("/metrics", make_asgi_app(metrics_registry(storage)))
     # the token and the body bound before anything reads the body; inside the access log
+    app.add_middleware(HeadAsGet)
     app.add_middleware(RequestGate)
     app.middleware("http")(log_request)
     return app

@@ -179,9 +179,9 @@ def test_a_cursor_holding_a_value_the_database_cannot_compare_is_a_422_not_a_500
 @pytest.mark.parametrize(
     ("method", "path", "allowed", "accept"),
     [
-        ("PUT", "/api/runs", "GET, POST", "application/json"),
-        ("DELETE", "/api/runs/latest", "GET", "application/json"),
-        ("POST", "/runs/latest", "GET", "text/html"),
+        ("PUT", "/api/runs", "GET, HEAD, POST", "application/json"),
+        ("DELETE", "/api/runs/latest", "GET, HEAD", "application/json"),
+        ("POST", "/runs/latest", "GET, HEAD", "text/html"),
     ],
 )
 def test_a_method_a_route_does_not_take_is_a_405_naming_those_it_takes_in_allow(
@@ -261,3 +261,17 @@ def test_a_token_with_bytes_outside_ascii_is_refused_with_401_or_accepted_when_i
         assert reading.get("/api/runs", headers={"Authorization": b"Bearer \xe9t\xe9"}).status_code == 401
         sent = reading.get("/api/runs", headers={"Authorization": "Bearer jeton-été".encode()})
         assert sent.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/runs", "/api/snapshots", "/api/qualification", "/", "/snapshots", "/healthz"]
+)
+def test_head_is_answered_as_get_without_its_body(client: TestClient, path: str) -> None:
+    got = client.get(path)
+    head = client.head(path)
+    assert head.status_code == got.status_code == 200, path
+    assert head.content == b"" and head.headers["content-length"] == str(len(got.content))
+    assert head.headers["content-type"] == got.headers["content-type"]
+    if path.startswith("/api/"):  # counted by its route, as a GET is
+        label = f'farm_http_request_seconds_count{{method="HEAD",route="{path}",status="200"}}'
+        assert label in client.get("/metrics/").text
