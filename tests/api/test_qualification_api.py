@@ -85,6 +85,28 @@ def test_a_triggered_qualification_qualifies_the_subject_in_the_background(
     assert states.get(("staging-traefik", "")) == "qualified"
 
 
+@pytest.mark.timeout(120)
+def test_a_subject_named_twice_in_a_trigger_is_qualified_once(
+    example_client: TestClient, example_fleet: ExampleFleet
+) -> None:
+    before = {run["id"] for run in example_client.get("/api/runs", params={"limit": 200}).json()["runs"]}
+    named = ["staging-traefik", "prod-gateway", "staging-traefik", "staging-traefik"]
+    response = example_client.post(
+        "/api/qualification", json={"catalog": "example", "subjects": named}, headers=AUTH
+    )
+    assert response.status_code == 202
+    assert response.json()["subjects"] == ["staging-traefik", "prod-gateway"]
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        states = {s["subject"]: s["state"] for s in example_client.get("/api/qualification").json()}
+        if states.get("staging-traefik") == states.get("prod-gateway") == "qualified":
+            break
+        time.sleep(0.3)
+    time.sleep(1)  # a third run, were there one, would follow the second at once
+    runs = example_client.get("/api/runs", params={"limit": 200}).json()["runs"]
+    assert len([run for run in runs if run["id"] not in before and run["kind"] == "qualification"]) == 2
+
+
 def test_the_board_page_groups_subjects_by_state_and_links_the_timeline(example_client: TestClient) -> None:
     page = example_client.get("/qualification").text
     subject = _subject(example_client, *QUALIFIED_SUBJECT)

@@ -199,7 +199,9 @@ def trigger_qualification(request: Request, body: QualifyBody) -> QualifyAccepte
     except CatalogError as exc:
         raise HTTPException(status_code=409, detail=[str(p) for p in exc.problems]) from None
     known = service.subjects_of(snapshot)
-    wanted = [_parse_subject(text) for text in body.subjects] if body.subjects is not None else known
+    # a subject named twice is qualified once (each name was a qualification run of its own)
+    named = [_parse_subject(text) for text in body.subjects] if body.subjects is not None else known
+    wanted = list(dict.fromkeys(named))
     unknown = [format_subject(c, s) for c, s in wanted if (c, s) not in known]
     if unknown:
         raise HTTPException(
