@@ -292,6 +292,22 @@ def test_farm_serve_on_a_port_past_65535_is_refused_naming_the_option(farm_env: 
     assert "--port" in result.stderr
 
 
+def test_farm_serve_with_two_catalogs_of_one_fleet_name_is_one_error_line_naming_both(
+    farm_env: dict[str, str], cli_fleet: Fleet, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        shutil.copytree(ROOT / "examples" / "fleet", folder)
+    # the second was silently the only one a trigger of fleet "example" could run
+    result = farm(
+        "serve", "--port", str(free_port()), "--catalog", str(first), "--catalog", str(second), env=farm_env
+    )
+    assert single_error(result) == (
+        f"Error: --catalog {second}: its fleet name 'example' is also that of --catalog {first} "
+        "(POST /api/runs names a catalog by its fleet name: give each a name of its own)"
+    )
+
+
 @pytest.mark.parametrize("command", ["plan", "run"])
 def test_a_catalog_argument_naming_another_file_than_fleet_yaml_says_it_is_not_a_catalog(
     command: str, tmp_path: Path

@@ -21,6 +21,15 @@ def _catalog_names(folders: list[Path]) -> dict[str, Path]:
         except CatalogError as exc:
             err.print(f"Error: --catalog {folder}: {exc.problems[0] if exc.problems else exc}")
             raise typer.Exit(1) from None
+        other = named.get(snapshot.name)
+        if other is not None and other != folder.resolve():
+            # a trigger names its catalog by fleet name: one of the two would never be run
+            err.print(
+                f"Error: --catalog {folder}: its fleet name {snapshot.name!r} is also that of --catalog "
+                f"{other} (POST /api/runs names a catalog by its fleet name: give each a name of its own)",
+                soft_wrap=True,  # one line, however long its paths
+            )
+            raise typer.Exit(1)
         named[snapshot.name] = folder.resolve()
     return named
 
