@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from farm.core import policy as checks
+from farm.core.components.objectread import read_error
 from farm.core.errors import PolicyRefusal, TransformError
 from farm.core.fields import go_type_name
 from farm.core.model import pod_template_of
@@ -269,6 +270,9 @@ def check_object(policy: Policy, obj: dict[str, Any], prefix: str, noun: str = "
         )
     if expected is not None and not isinstance(obj.get("spec", {}), dict):
         raise _unreadable(where, f"spec: must be an object, got {go_type_name(obj.get('spec'))}")
+    cause = read_error(obj, str(kind)) if expected is not None and api_version == expected else None
+    if cause is not None:
+        raise _unreadable(where, cause)
     _check_replicas(policy, obj, where)
     if kind in _WORKLOADS and api_version == expected:
         template = pod_template_of(obj)
