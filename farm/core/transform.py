@@ -35,6 +35,7 @@ from farm.core.capabilities import (
 from farm.core.charts import ChartRender
 from farm.core.documents import Application, ClusterProfile
 from farm.core.errors import CapabilityError, CoreError, TransformError
+from farm.core.fields import go_type_name
 from farm.core.model import (
     COMPONENT_LABEL,
     DELIVERY_ANNOTATIONS,
@@ -184,6 +185,11 @@ def _tier_of(component: ComponentSpec) -> str:
 def _label(obj: dict[str, Any], component: str) -> None:
     metadata = obj.setdefault("metadata", {})
     labels = metadata.get("labels") or {}
+    if not isinstance(labels, dict):  # an authored raw object (passthrough, manifests) with labels: "x"
+        raise TransformError(
+            f'component "{component}": {_describe_object(obj)}: metadata.labels: must be a map of strings, '
+            f"got {go_type_name(labels)}"
+        )
     labels[COMPONENT_LABEL] = component
     metadata["labels"] = labels
 

@@ -90,3 +90,11 @@ def test_a_manifests_workload_whose_containers_is_no_list_is_refused_as_unreadab
     error = refusal("manifests", {"inline": inline}, name="web")
     assert getattr(error, "refusal_class", None) == REFUSAL_UNREADABLE_OBJECT
     assert error.message.endswith("spec.template.spec.containers: must be a list, got int")
+
+
+def test_a_passthrough_object_whose_labels_are_no_map_is_refused_naming_the_field() -> None:
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": "[]"}, "data": {"a": "b"}}
+    message = refusal("passthrough", {"object": config_map}, name="web").message
+    assert message == (
+        'component "web": ConfigMap "default/web": metadata.labels: must be a map of strings, got string'
+    )
