@@ -128,3 +128,22 @@ def test_podtemplate_refuses_its_own_metadata() -> None:
         FieldError, match='^properties do not decode into a v1 PodTemplate: unknown field "kind"'
     ):
         _build("podtemplate", {"kind": "PodTemplate", "template": {"spec": {"containers": CONTAINERS}}})
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"containers": 7}, "containers: must be a list, got int"),
+        (
+            {"containers": [{**CONTAINERS[0], "ports": 5.5}]},
+            "containers[0].ports: must be a list, got float64",
+        ),
+        ({"initContainers": "app", "containers": CONTAINERS}, "initContainers: must be a list, got string"),
+    ],
+)
+def test_a_host_network_pod_whose_containers_or_ports_are_no_list_is_refused_naming_the_field(
+    spec: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(FieldError) as caught:
+        _build("pod", {"hostNetwork": True, **spec})
+    assert caught.value.message == expected

@@ -144,6 +144,14 @@ def _check_term(term: dict[str, Any], path: str) -> None:
     check_match_expressions(term.get("namespaceSelector"), f"{path}.namespaceSelector")
 
 
+def _authored_list(obj: dict[str, Any], name: str) -> list[Any]:
+    """The list authored under ``name`` (any spelling); [] when absent or not a list, which the
+    strict decode then refuses with its own words."""
+    key = _authored_key(obj, name)
+    value = obj.get(key) if key else None
+    return value if isinstance(value, list) else []
+
+
 def _host_port_zero(authored_spec: Any, path: str) -> None:
     """A hostPort authored as 0 under hostNetwork: the API server sets it to the containerPort."""
     if not isinstance(authored_spec, dict):
@@ -152,12 +160,10 @@ def _host_port_zero(authored_spec: Any, path: str) -> None:
     if network_key is None or authored_spec[network_key] is not True:
         return
     for list_key in ("initContainers", "containers"):
-        key = _authored_key(authored_spec, list_key)
-        for index, container in enumerate(authored_spec.get(key) or [] if key else []):
+        for index, container in enumerate(_authored_list(authored_spec, list_key)):
             if not isinstance(container, dict):
                 continue
-            ports_key = _authored_key(container, "ports")
-            for p_index, port in enumerate(container.get(ports_key) or [] if ports_key else []):
+            for p_index, port in enumerate(_authored_list(container, "ports")):
                 if not isinstance(port, dict):
                     continue
                 host_key = _authored_key(port, "hostPort")
