@@ -31,6 +31,7 @@ from farm.core.components.cnpg_common import (
     rfc3339_time,
 )
 from farm.core.components.cnpg_database import CLUSTER_REFERENCE, CNPG
+from farm.core.components.objectread import template_error
 from farm.core.errors import FieldError
 from farm.core.kinds.engine import (
     BOOL,
@@ -195,6 +196,9 @@ def _template_spec(spec: dict[str, Any]) -> dict[str, Any] | None:
     pod = template.setdefault("spec", {})
     if not isinstance(pod, dict):
         raise FieldError("template.spec: must be an object")
+    cause = template_error(template, "template")
+    if cause is not None:
+        raise FieldError(cause)
     for key in _TEMPLATE_REFUSED:
         if pod.get(key) is not None:
             raise FieldError(

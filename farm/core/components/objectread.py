@@ -150,6 +150,16 @@ def _workload(obj: dict[str, Any], kind: str) -> None:
             _claim_spec(entry.get("spec"), f"{where}.spec")
 
 
+def template_error(template: Any, path: str) -> str | None:
+    """Why a pod template a kind carries open (a CloudNativePG Pooler's ``template``) cannot be
+    read as a PodTemplateSpec where the policy check reads it (``<path>...: <cause>``), or None."""
+    try:
+        _template(template, path)
+    except Unreadable as exc:
+        return str(exc)
+    return None
+
+
 def read_error(obj: dict[str, Any], kind: str) -> str | None:
     """Why a workload, claim or PersistentVolume cannot be read as its kind (``<path>: <cause>``),
     or None when every field the policy check reads has its Go type."""
