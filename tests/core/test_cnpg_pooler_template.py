@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .kindbuild import message
+from .kindbuild import build, message
 
 POOLER = {"cluster": {"name": "pg"}, "pgbouncer": {"image": "ghcr.io/cloudnative-pg/pgbouncer:1.23.0"}}
 
@@ -48,4 +48,19 @@ def test_a_pooler_template_resource_that_is_no_quantity_is_refused_naming_the_fi
     pod_spec = {"containers": [{"name": "pgbouncer", "resources": {"limits": {"memory": "128MI"}}}]}
     assert message("cnpg-pooler", _pooler_with(pod_spec)).startswith(
         'component "c": template.spec.containers[0].resources.limits.memory: quantities must match'
+    )
+
+
+def _resources(resources: dict[str, Any]) -> dict[str, Any]:
+    return _pooler_with({"containers": [{"name": "pgbouncer", "resources": resources}]})
+
+
+def test_a_null_pooler_request_beside_a_limit_is_the_zero_quantity_and_builds() -> None:
+    pooler = build("cnpg-pooler", _resources({"requests": {"cpu": None}, "limits": {"cpu": "1"}}))
+    assert pooler["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "1"}
+
+
+def test_a_pooler_request_over_a_null_limit_is_refused_against_the_zero_quantity() -> None:
+    assert message("cnpg-pooler", _resources({"requests": {"cpu": "2"}, "limits": {"cpu": None}})) == (
+        'component "c": template.spec.containers[0] "pgbouncer": resources: cpu: request 2 must not exceed limit 0'
     )

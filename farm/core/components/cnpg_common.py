@@ -184,13 +184,21 @@ def check_resource_maxima(resources: dict[str, Any], policy: Policy, path: str) 
                 )
 
 
+def _zero_if_null(value: Any) -> Any:
+    return 0 if value is None else value
+
+
 def check_resource_consistency(resources: dict[str, Any], path: str) -> None:
     """Generation's checks: a request may not exceed its limit; hugepages need cpu or memory."""
     requests = resources.get("requests") or {}
     limits = resources.get("limits") or {}
     for name in sorted(requests):
-        if name in limits and parse_quantity(requests[name]) > parse_quantity(limits[name]):
-            raise FieldError(f"{path}: {name}: request {requests[name]} must not exceed limit {limits[name]}")
+        if name not in limits:
+            continue
+        # a null in a ResourceList decodes as the zero Quantity, which prints as 0
+        request, limit = _zero_if_null(requests[name]), _zero_if_null(limits[name])
+        if parse_quantity(request) > parse_quantity(limit):
+            raise FieldError(f"{path}: {name}: request {request} must not exceed limit {limit}")
     names = set(requests) | set(limits)
     if any(n.startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
         raise FieldError(f"{path}: hugepages require cpu or memory in requests or limits")
