@@ -372,8 +372,30 @@ def _enforce_object_policy(objects: list[dict[str, Any]], policy: Policy) -> Non
     _enforce_pod_policy(objects, policy)
 
 
+# The kinds whose pod template the environment policy reads (seed 002: the workload kinds, and the
+# CloudNativePG Pooler whose ApplyPolicy applies the pod gates to template.spec). A custom resource
+# of any other kind is not checked, "the pods its controller creates" included (passthrough,
+# manifests: "Not checked").
+_POD_TEMPLATE_KINDS = frozenset(
+    {
+        ("v1", "Pod"),
+        ("v1", "PodTemplate"),
+        ("v1", "ReplicationController"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
+        ("apps/v1", "DaemonSet"),
+        ("apps/v1", "ReplicaSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+        ("postgresql.cnpg.io/v1", "Pooler"),
+    }
+)
+
+
 def _enforce_pod_policy(objects: list[dict[str, Any]], policy: Policy) -> None:
     for obj in objects:
+        if (obj.get("apiVersion"), obj.get("kind")) not in _POD_TEMPLATE_KINDS:
+            continue
         pod_spec = (
             pod_spec_of(obj)
             if isinstance(obj.get("spec"), dict) or obj.get("kind") == "PodTemplate"

@@ -1,0 +1,46 @@
+"""What the environment policy reads of a raw object (seed 002, passthrough and manifests
+"Policy"): the workload kinds are checked, a custom resource is not, the pods its controller
+creates included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from farm.core.errors import PolicyRefusal
+from farm.core.yamlio import dump_documents
+
+from .kindbuild import build, build_all
+
+PRIVILEGED_POD = {
+    "containers": [{"name": "app", "image": "nginx:1.27.0", "securityContext": {"privileged": True}}]
+}
+
+
+def _widget(pod_spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"template": {"spec": pod_spec}}}
+
+
+@pytest.mark.parametrize("pod_spec", [PRIVILEGED_POD, {"hostNetwork": True}, "not a pod spec"])
+def test_a_passthrough_custom_resource_with_a_pod_template_is_not_held_to_the_pod_gates(
+    pod_spec: Any,
+) -> None:
+    widget = build("passthrough", {"object": _widget(pod_spec)}, name="w")
+    assert widget["spec"]["template"]["spec"] == pod_spec
+
+
+def test_a_manifests_custom_resource_with_a_privileged_pod_template_builds() -> None:
+    inline = dump_documents([{**_widget(PRIVILEGED_POD), "metadata": {"name": "w", "namespace": "apps"}}])
+    (widget,) = build_all([{"name": "w", "type": "manifests", "properties": {"inline": inline}}])
+    assert widget["kind"] == "Widget"
+
+
+def test_a_passthrough_deployment_with_a_privileged_container_is_still_refused() -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": {"spec": PRIVILEGED_POD}},
+    }
+    with pytest.raises(PolicyRefusal, match="privileged containers are not allowed"):
+        build("passthrough", {"object": deployment}, name="w")
