@@ -96,8 +96,11 @@ class _V3Loader(_BaseLoader):  # type: ignore[misc, valid-type]
 
 
 _V3Loader.yaml_implicit_resolvers = {}
+# The composer asks ``resolve`` only for a node that carries no tag (or the non-specific ``!``), so
+# an untagged scalar gets a tag of its own, told apart from one the author tagged ``!!str``.
+_IMPLICIT_SCALAR_TAG = "tag:farm.invalid,2026:implicit-scalar"
 _DEFAULT_TAGS = {
-    yaml.ScalarNode: "tag:yaml.org,2002:str",
+    yaml.ScalarNode: _IMPLICIT_SCALAR_TAG,
     yaml.SequenceNode: "tag:yaml.org,2002:seq",
     yaml.MappingNode: "tag:yaml.org,2002:map",
 }
@@ -129,6 +132,53 @@ def _construct_tagged_str(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
     return node.value
 
 
+# yaml.v3's resolve(tag, in) for an explicitly tagged scalar: the text is resolved as a plain one
+# (whatever its quoting) and must give the tag's type; an int is accepted as a !!float.
+_TAG_TYPES: dict[str, tuple[str, Any]] = {
+    "tag:yaml.org,2002:int": ("!!int", int),
+    "tag:yaml.org,2002:float": ("!!float", float),
+    "tag:yaml.org,2002:bool": ("!!bool", bool),
+    "tag:yaml.org,2002:null": ("!!null", type(None)),
+}
+
+
+def _v3_short_tag(value: Any) -> str:
+    if value is None:
+        return "!!null"
+    if isinstance(value, bool):
+        return "!!bool"
+    if isinstance(value, int):
+        return "!!int"
+    return "!!float" if isinstance(value, float) else "!!str"
+
+
+def _construct_typed(loader: _V3Loader, node: yaml.ScalarNode) -> Any:
+    short, wanted = _TAG_TYPES[node.tag]
+    value = _resolve_v3_plain(node.value) if node.value else None
+    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool)):
+        return value
+    raise YAMLError(
+        f"yaml: line {node.start_mark.line + 1}: cannot decode {_v3_short_tag(value)} `{node.value}` as a {short}"
+    )
+
+
+def _by_kind(scalar: Any) -> Any:
+    """A constructor for a tag that yaml.v3 reads by the node's kind: a tagged mapping or sequence
+    decodes as a mapping or sequence whatever the tag says (``!!str {a: 1}`` is a mapping), and a
+    scalar goes to ``scalar``."""
+
+    def construct(loader: _V3Loader, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return _construct_mapping(loader, node)
+        if isinstance(node, yaml.SequenceNode):
+            return _construct_sequence(loader, node)
+        return scalar(loader, node)
+
+    return construct
+
+
 def _construct_binary(loader: _V3Loader, node: yaml.ScalarNode) -> str:
     """yaml.v3 decodes ``!!binary`` into a string of the decoded bytes."""
     try:
@@ -137,15 +187,6 @@ def _construct_binary(loader: _V3Loader, node: yaml.ScalarNode) -> str:
         raise YAMLError(
             f"yaml: line {node.start_mark.line + 1}: !!binary value is not base64 of UTF-8 text"
         ) from None
-
-
-def _construct_by_kind(loader: _V3Loader, node: yaml.Node) -> Any:
-    """``!!set``, ``!!omap``, ``!!pairs``: yaml.v3 decodes them as the plain mapping or sequence."""
-    if isinstance(node, yaml.MappingNode):
-        return _construct_mapping(loader, node)
-    if isinstance(node, yaml.SequenceNode):
-        return _construct_sequence(loader, node)
-    return _construct_scalar(loader, node)
 
 
 def _construct_mapping(loader: _V3Loader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -174,19 +215,17 @@ def _construct_sequence(loader: _V3Loader, node: yaml.SequenceNode) -> list[Any]
     return [loader.construct_object(child, deep=True) for child in node.value]
 
 
-# Plain scalars carry the implicit tag "tag:yaml.org,2002:str" once resolvers are empty, so
-# plain and quoted scalars both arrive here; the node's style tells them apart.
-_V3Loader.add_constructor("tag:yaml.org,2002:str", _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-_V3Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
-_V3Loader.add_constructor("tag:yaml.org,2002:int", _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:float", _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:bool", _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:null", _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_tagged_str)
-_V3Loader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
-for _tag in ("set", "omap", "pairs"):
-    _V3Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _construct_by_kind)
+# Untagged scalars, plain and quoted, arrive with the implicit tag; the node's style tells them
+# apart. A tagged one follows yaml.v3: !!str is the text, !!int/!!float/!!bool/!!null must resolve
+# to their type, and a tag that names no scalar type (!!map, !!seq, !!set, ...) leaves the text.
+_V3Loader.add_constructor(_IMPLICIT_SCALAR_TAG, _construct_scalar)
+_V3Loader.add_constructor("tag:yaml.org,2002:str", _by_kind(_construct_scalar))
+for _tag in _TAG_TYPES:
+    _V3Loader.add_constructor(_tag, _by_kind(_construct_scalar))
+_V3Loader.add_constructor("tag:yaml.org,2002:timestamp", _by_kind(_construct_tagged_str))
+_V3Loader.add_constructor("tag:yaml.org,2002:binary", _by_kind(_construct_binary))
+for _tag in ("map", "seq", "set", "omap", "pairs"):
+    _V3Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _by_kind(_construct_tagged_str))
 
 
 def _allowed_alias_ratio(decoded: int) -> float:

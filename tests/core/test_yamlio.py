@@ -150,3 +150,22 @@ def test_documents_are_joined_by_separator_with_one_final_newline() -> None:
 )
 def test_floats_print_like_go_g_format(value: float, text: str) -> None:
     assert yamlio.go_format_float(value) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a: !!str {b: 1}\n", {"a": {"b": 1}}),
+        ("a: !!int [1]\n", {"a": [1]}),
+        ("a: !!binary [1]\n", {"a": [1]}),
+        ("a: !!map 5\n", {"a": "5"}),
+        ("a: !!seq x\n", {"a": "x"}),
+        ("a: !!map [1]\n", {"a": [1]}),
+        ("a: !!seq {b: 1}\n", {"a": {"b": 1}}),
+        ("a: !!set 1\n", {"a": "1"}),
+    ],
+)
+def test_a_tag_that_does_not_match_its_node_reads_by_the_node_kind_as_yaml_v3_does(
+    text: str, value: object
+) -> None:
+    assert yamlio.load(text) == value
