@@ -219,9 +219,9 @@ def _construct_sequence(loader: _V3Loader, node: yaml.SequenceNode) -> list[Any]
 # apart. A tagged one follows yaml.v3: !!str is the text, !!int/!!float/!!bool/!!null must resolve
 # to their type, and a tag that names no scalar type (!!map, !!seq, !!set, ...) leaves the text.
 _V3Loader.add_constructor(_IMPLICIT_SCALAR_TAG, _construct_scalar)
-_V3Loader.add_constructor("tag:yaml.org,2002:str", _by_kind(_construct_scalar))
+_V3Loader.add_constructor("tag:yaml.org,2002:str", _by_kind(_construct_tagged_str))
 for _tag in _TAG_TYPES:
-    _V3Loader.add_constructor(_tag, _by_kind(_construct_scalar))
+    _V3Loader.add_constructor(_tag, _by_kind(_construct_typed))
 _V3Loader.add_constructor("tag:yaml.org,2002:timestamp", _by_kind(_construct_tagged_str))
 _V3Loader.add_constructor("tag:yaml.org,2002:binary", _by_kind(_construct_binary))
 for _tag in ("map", "seq", "set", "omap", "pairs"):

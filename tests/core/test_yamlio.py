@@ -169,3 +169,36 @@ def test_a_tag_that_does_not_match_its_node_reads_by_the_node_kind_as_yaml_v3_do
     text: str, value: object
 ) -> None:
     assert yamlio.load(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a: !!str 8080\n", {"a": "8080"}),
+        ("a: !!str true\n", {"a": "true"}),
+        ("a: !!str ~\n", {"a": "~"}),
+        ('a: !!int "5"\n', {"a": 5}),
+        ("a: !!float 5\n", {"a": 5.0}),
+        ('a: !!bool "true"\n', {"a": True}),
+        ("a: !!null\n", {"a": None}),
+        ("a: ! 5\n", {"a": 5}),
+    ],
+)
+def test_an_explicitly_tagged_scalar_reads_as_its_tag_says(text: str, value: object) -> None:
+    loaded = yamlio.load(text)
+    assert loaded == value
+    assert type(loaded["a"]) is type(value["a"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: !!int abc\n", "f.yaml: yaml: line 1: cannot decode !!str `abc` as a !!int"),
+        ("a: !!bool yes\n", "f.yaml: yaml: line 1: cannot decode !!str `yes` as a !!bool"),
+        ("a: !!int true\n", "f.yaml: yaml: line 1: cannot decode !!bool `true` as a !!int"),
+    ],
+)
+def test_a_scalar_that_is_not_of_its_tags_type_is_refused_naming_the_line(text: str, message: str) -> None:
+    with pytest.raises(yamlio.YAMLError) as caught:
+        yamlio.load(text, source="f.yaml")
+    assert str(caught.value) == message
