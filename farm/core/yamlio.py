@@ -94,6 +94,8 @@ def _resolve_v3_plain(text: str) -> Any:
 class _V3Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """A loader with yaml.v3's scalar resolution and duplicate-key refusal."""
 
+    stringify_keys = False  # a key that is not a string is refused (see _non_string_key)
+
 
 _V3Loader.yaml_implicit_resolvers = {}
 # The composer asks ``resolve`` only for a node that carries no tag (or the non-specific ``!``), so
@@ -195,6 +197,8 @@ def _construct_mapping(loader: _V3Loader, node: yaml.MappingNode) -> dict[Any, A
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, (dict, list)):
             raise YAMLError(f"line {key_node.start_mark.line + 1}: invalid map key")
+        if not isinstance(key, str):
+            key = _non_string_key(loader, key_node, key)
         if key in result:
             raise YAMLError(
                 f"yaml: line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
@@ -202,6 +206,20 @@ def _construct_mapping(loader: _V3Loader, node: yaml.MappingNode) -> dict[Any, A
             )
         result[key] = loader.construct_object(value_node, deep=True)
     return result
+
+
+def _non_string_key(loader: _V3Loader, key_node: yaml.Node, key: Any) -> str:
+    """A key that reads as a number, a boolean or null. Every object the farm writes is JSON, whose
+    keys are strings: a manifest source is read as kure's parser reads it (sigs.k8s.io/yaml), where
+    such a key becomes its string form; a launcher document refuses it, naming the line."""
+    if loader.stringify_keys:
+        if isinstance(key, bool):
+            return "true" if key else "false"
+        return "null" if key is None else str(key)
+    raise YAMLError(
+        f"yaml: line {key_node.start_mark.line + 1}: mapping key {key_node.value or 'null'} is not a string; "
+        f'quote it ("{key_node.value}")'
+    )
 
 
 def _key_line(node: yaml.MappingNode, key: Any, loader: _V3Loader) -> int:
@@ -382,10 +400,16 @@ def has_later_document(data: bytes) -> bool:
     return False
 
 
+class _ManifestLoader(_V3Loader):
+    """The loader of a manifest source: a key that is not a string becomes its string form."""
+
+    stringify_keys = True
+
+
 def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
     """Every YAML document of ``data`` (a multi-document manifest), yaml.v3 semantics; empty
-    documents are skipped."""
-    loader = _V3Loader(data)
+    documents are skipped, and a key that is not a string becomes its string form."""
+    loader = _ManifestLoader(data)
     documents: list[Any] = []
     budget = MAX_NODES  # shared by every document of the stream
     try:

@@ -202,3 +202,14 @@ def test_a_scalar_that_is_not_of_its_tags_type_is_refused_naming_the_line(text: 
     with pytest.raises(yamlio.YAMLError) as caught:
         yamlio.load(text, source="f.yaml")
     assert str(caught.value) == message
+
+
+def test_a_mapping_key_that_is_not_a_string_is_refused_naming_the_line() -> None:
+    with pytest.raises(yamlio.YAMLError) as caught:
+        yamlio.load("spec:\n  k:\n    1: x\n", source="app.yaml")
+    assert str(caught.value) == 'app.yaml: yaml: line 3: mapping key 1 is not a string; quote it ("1")'
+
+
+def test_a_manifest_source_key_that_is_not_a_string_becomes_its_string_form() -> None:
+    loaded = yamlio.load_all("k:\n  1: a\n  true: b\n  1.5: c\n---\nx: 1\n")
+    assert loaded == [{"k": {"1": "a", "true": "b", "1.5": "c"}}, {"x": 1}]
