@@ -93,9 +93,7 @@ def _scalar(value: Any, column: int) -> str:
     if type(value) is float:
         if not math.isfinite(value):
             raise _Decline  # yamlio reports it with its path
-        if value == int(value) and abs(value) < 1e21:
-            return str(int(value))
-        text = yamlscalars.go_format_float(value)
+        text = yamlscalars.go_float_text(value)
         if not _plain_allowed(text):
             raise _Decline
         return text

@@ -34,6 +34,7 @@ from farm.core.errors import FieldError
 from farm.core.yamlscalars import (
     V3_SPECIAL_FLOATS,
     YAML_STYLE_FLOAT,
+    go_float_text,
     go_format_float,
     go_parse_float,
     go_parse_int,
@@ -479,9 +480,10 @@ def _represent_int(dumper: _FarmDumper, value: int) -> yaml.ScalarNode:
 
 
 def _represent_float(dumper: _FarmDumper, value: float) -> yaml.ScalarNode:
-    # Go's JSON round trip (encoding/json, then sigs.k8s.io/yaml) turns a whole float into an int.
-    if math.isfinite(value) and value == int(value) and abs(value) < 1e21:
-        return yaml.ScalarNode(_STR_TAG, str(int(value)))
+    # Go's JSON round trip (encoding/json, then sigs.k8s.io/yaml) turns a whole float into an int
+    # where an int64 or a uint64 holds its digits.
+    if math.isfinite(value):
+        return yaml.ScalarNode(_STR_TAG, go_float_text(value))
     return yaml.ScalarNode(_STR_TAG, go_format_float(value))
 
 

@@ -247,6 +247,22 @@ def needs_double_quotes(text: str) -> bool:
     return _v2_resolves_to_non_string(text) or bool(_BASE60_FLOAT.match(text))
 
 
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+def go_float_text(value: float) -> str:
+    """How the reference writes a finite float64 of an object: encoding/json writes a whole float
+    below 1e21 as the shortest digits that read back as it, in fixed notation (2**63 as
+    9223372036854776000); sigs.k8s.io/yaml reads that text back with yaml.v2, as an integer where
+    an int64 or a uint64 holds it, else as a float, printed with ``go_format_float`` (2**64 as
+    1.8446744073709552e+19, -2**63-1 as -9.223372036854776e+18)."""
+    if value == int(value) and abs(value) < 1e21:
+        digits = int(Decimal(repr(value)))
+        if _INT64_MIN <= digits <= _UINT64_MAX:
+            return str(digits)
+    return go_format_float(value)
+
+
 def go_format_float(value: float) -> str:
     """strconv.FormatFloat(value, 'g', -1, 64), the way yaml.v2 prints a float64."""
     if math.isnan(value):

@@ -213,3 +213,19 @@ def test_a_mapping_key_that_is_not_a_string_is_refused_naming_the_line() -> None
 def test_a_manifest_source_key_that_is_not_a_string_becomes_its_string_form() -> None:
     loaded = yamlio.load_all("k:\n  1: a\n  true: b\n  1.5: c\n---\nx: 1\n")
     assert loaded == [{"k": {"1": "a", "true": "b", "1.5": "c"}}, {"x": 1}]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2.0**63, "9223372036854776000"),
+        (2.0**64, "1.8446744073709552e+19"),
+        (-(2.0**63), "-9.223372036854776e+18"),
+        (1e20, "1e+20"),
+        (3.0, "3"),
+        (-0.0, "0"),
+    ],
+)
+def test_a_whole_float_is_written_as_encoding_json_then_yaml_v2_write_it(value: float, text: str) -> None:
+    assert yamlio.dump_document({"v": value}) == f"v: {text}\n"
+    assert yamlio.dump_manifests([{"v": value, "s": "a\tb"}]) == f's: "a\\tb"\nv: {text}\n'
