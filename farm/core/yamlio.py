@@ -402,9 +402,21 @@ def has_later_document(data: bytes) -> bool:
 
 
 class _ManifestLoader(_V3Loader):
-    """The loader of a manifest source: a key that is not a string becomes its string form."""
+    """The loader of a manifest source: a key that is not a string becomes its string form, and an
+    integer an int64 cannot hold is a float (kure's parser reads a document into an unstructured
+    object, whose numbers are int64 or float64)."""
 
     stringify_keys = True
+
+
+def _construct_manifest_scalar(loader: _ManifestLoader, node: yaml.ScalarNode) -> Any:
+    value = _construct_scalar(loader, node)
+    if type(value) is int and not -(2**63) <= value < 2**63:
+        return float(value)
+    return value
+
+
+_ManifestLoader.add_constructor(_IMPLICIT_SCALAR_TAG, _construct_manifest_scalar)
 
 
 def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:

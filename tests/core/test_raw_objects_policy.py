@@ -44,3 +44,14 @@ def test_a_passthrough_deployment_with_a_privileged_container_is_still_refused()
     }
     with pytest.raises(PolicyRefusal, match="privileged containers are not allowed"):
         build("passthrough", {"object": deployment}, name="w")
+
+
+def test_a_manifest_source_integer_an_int64_cannot_hold_is_written_as_a_float() -> None:
+    inline = (
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: apps}\n"
+        "spec: {a: 9223372036854775808, b: 18446744073709551615, c: 9007199254740993, d: -9223372036854775808}\n"
+    )
+    (widget,) = build_all([{"name": "w", "type": "manifests", "properties": {"inline": inline}}])
+    assert dump_documents([widget["spec"]]) == (
+        "a: 9223372036854776000\nb: 1.8446744073709552e+19\nc: 9007199254740993\nd: -9223372036854775808\n"
+    )
