@@ -419,10 +419,11 @@ def _construct_manifest_scalar(loader: _ManifestLoader, node: yaml.ScalarNode) -
 _ManifestLoader.add_constructor(_IMPLICIT_SCALAR_TAG, _construct_manifest_scalar)
 
 
-def load_all(data: bytes | str, *, source: str = "<input>") -> list[Any]:
-    """Every YAML document of ``data`` (a multi-document manifest), yaml.v3 semantics; empty
-    documents are skipped, and a key that is not a string becomes its string form."""
-    loader = _ManifestLoader(data)
+def load_all(data: bytes | str, *, source: str = "<input>", manifest: bool = False) -> list[Any]:
+    """Every YAML document of ``data``, yaml.v3 semantics; empty documents are skipped. With
+    ``manifest`` (a manifest source's objects), read as kure's parser reads them: a key that is
+    not a string becomes its string form and an integer an int64 cannot hold is a float."""
+    loader = _ManifestLoader(data) if manifest else _V3Loader(data)
     documents: list[Any] = []
     budget = MAX_NODES  # shared by every document of the stream
     try:

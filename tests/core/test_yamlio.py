@@ -211,7 +211,7 @@ def test_a_mapping_key_that_is_not_a_string_is_refused_naming_the_line() -> None
 
 
 def test_a_manifest_source_key_that_is_not_a_string_becomes_its_string_form() -> None:
-    loaded = yamlio.load_all("k:\n  1: a\n  true: b\n  1.5: c\n---\nx: 1\n")
+    loaded = yamlio.load_all("k:\n  1: a\n  true: b\n  1.5: c\n---\nx: 1\n", manifest=True)
     assert loaded == [{"k": {"1": "a", "true": "b", "1.5": "c"}}, {"x": 1}]
 
 
@@ -229,3 +229,9 @@ def test_a_manifest_source_key_that_is_not_a_string_becomes_its_string_form() ->
 def test_a_whole_float_is_written_as_encoding_json_then_yaml_v2_write_it(value: float, text: str) -> None:
     assert yamlio.dump_document({"v": value}) == f"v: {text}\n"
     assert yamlio.dump_manifests([{"v": value, "s": "a\tb"}]) == f's: "a\\tb"\nv: {text}\n'
+
+
+def test_a_multi_document_read_that_is_no_manifest_source_keeps_yaml_v3_and_refuses_a_number_key() -> None:
+    assert yamlio.load_all("a: 9223372036854775808\n") == [{"a": 9223372036854775808}]
+    with pytest.raises(yamlio.YAMLError, match="mapping key 1 is not a string"):
+        yamlio.load_all("k:\n  1: a\n", source="profiles.yaml")

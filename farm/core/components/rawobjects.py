@@ -124,7 +124,7 @@ def _inline_documents(props: dict[str, Any]) -> list[Any]:
     if not isinstance(inline, str):
         raise FieldError(f"inline: must be a string, got {go_type_name(inline)}")
     try:
-        return yamlio.load_all(inline, source="inline")
+        return yamlio.load_all(inline, source="inline", manifest=True)
     except yamlio.YAMLError as exc:
         raise TransformError(f"manifest source: parse manifests: {exc}") from None
 
