@@ -24,6 +24,11 @@ _BINARY_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "
 _NANO = Fraction(1, 10**9)
 
 
+QUANTITY_SYNTAX_ERROR = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+
+
 class QuantityError(ValueError):
     pass
 
@@ -31,9 +36,7 @@ class QuantityError(ValueError):
 def _split(text: str) -> tuple[Fraction, str]:
     match = _QUANTITY.match(text)
     if not match:
-        raise QuantityError(
-            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
+        raise QuantityError(QUANTITY_SYNTAX_ERROR)
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     if len(number) > MAX_DIGITS:
         raise QuantityError(f"quantities may have at most {MAX_DIGITS} digits, got {len(number)}")
@@ -53,6 +56,12 @@ def _split(text: str) -> tuple[Fraction, str]:
 def _exponent_out_of_range(text: str) -> bool:
     digits = text.lstrip("+-").lstrip("0")
     return len(digits) > 4 or int(digits or "0") > MAX_EXPONENT
+
+
+def is_quantity_syntax(text: str) -> bool:
+    """Whether ``text`` has a quantity's syntax (what apimachinery's ParseQuantity accepts), the
+    bounds this module adds on digits and exponents aside."""
+    return _QUANTITY.match(text.strip()) is not None
 
 
 def parse_quantity(value: str | int | float) -> Fraction:

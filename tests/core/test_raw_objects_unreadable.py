@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from farm.core.policy import REFUSAL_UNREADABLE_OBJECT
+from farm.core.policy import REFUSAL_UNREADABLE_OBJECT, Policy
 from farm.core.yamlio import dump_documents
 
-from .kindbuild import refusal
+from .kindbuild import build_all, refusal
 
 
 def _deployment(pod_spec: Any, **spec: Any) -> dict[str, Any]:
@@ -98,3 +98,14 @@ def test_a_passthrough_object_whose_labels_are_no_map_is_refused_naming_the_fiel
     assert message == (
         'component "web": ConfigMap "default/web": metadata.labels: must be a map of strings, got string'
     )
+
+
+def test_a_passthrough_quantity_past_the_farms_bounds_builds_without_a_maximum_and_is_refused_with_one() -> (
+    None
+):
+    deployment = _deployment({"containers": [_container(resources={"limits": {"cpu": "1e200"}})]})
+    (built,) = build_all([{"name": "web", "type": "passthrough", "properties": {"object": deployment}}])
+    assert built["kind"] == "Deployment"
+    error = refusal("passthrough", {"object": deployment}, name="web", policy=Policy(max_cpu="2"))
+    assert getattr(error, "refusal_class", None) == REFUSAL_UNREADABLE_OBJECT
+    assert "resources.limits.cpu: quantity exponents must be within" in error.message

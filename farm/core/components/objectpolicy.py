@@ -30,6 +30,7 @@ from farm.core.policy import (
     REFUSAL_UNREADABLE_OBJECT,
     Policy,
 )
+from farm.core.quantity import QuantityError
 
 # group -> kinds the Kubernetes API defines as cluster-scoped
 _BUILTIN_CLUSTER = {
@@ -187,7 +188,10 @@ def _check_container(policy: Policy, container: Any, where: str) -> None:
         values = resources.get(block) if isinstance(resources.get(block), dict) else {}
         for resource in ("cpu", "memory"):
             if isinstance(values.get(resource), (str, int, float)):
-                checks.check_resource_maximum(policy, resource, str(values[resource]), where)
+                try:
+                    checks.check_resource_maximum(policy, resource, str(values[resource]), where)
+                except QuantityError as exc:  # past this farm's bounds on digits and exponents
+                    raise _unreadable(where, f"resources.{block}.{resource}: {exc}") from None
 
 
 def _check_pod_spec(policy: Policy, pod_spec: dict[str, Any], where: str) -> None:

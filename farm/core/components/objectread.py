@@ -11,10 +11,11 @@ got float64``) so the caller refuses the object as unreadable instead of crashin
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from farm.core.fields import go_type_name
-from farm.core.quantity import QuantityError, parse_quantity
+from farm.core.fields import go_type_name, go_value_repr
+from farm.core.quantity import QUANTITY_SYNTAX_ERROR, QuantityError, is_quantity_syntax, parse_quantity
 
 _HOST_NAMESPACES = ("hostNetwork", "hostPID", "hostIPC")
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -51,17 +52,24 @@ def _string_map(value: Any, path: str) -> None:
         _typed(item, str, "a string", f"{path}.{key}")
 
 
-def _quantities(value: Any, path: str) -> None:
-    """A ResourceList: every value a quantity (a string or a number that parses as one)."""
+def _quantities(value: Any, path: str, bounded: bool = False) -> None:
+    """A ResourceList: every value a quantity (a string or a number that parses as one). With
+    ``bounded``, a value past this farm's quantity bounds (digits, exponent) is refused too, for a
+    kind whose checks then do arithmetic on it."""
     for name, amount in _object(value, path).items():
         if amount is None:
             continue
         if isinstance(amount, bool) or not isinstance(amount, (str, int, float)):
             raise Unreadable(f"{path}.{name}: must be a quantity, got {go_type_name(amount)}")
-        try:
-            parse_quantity(amount)
-        except QuantityError as exc:
-            raise Unreadable(f"{path}.{name}: {exc}") from None
+        if isinstance(amount, float) and not math.isfinite(amount):
+            raise Unreadable(f"{path}.{name}: must be a quantity, got {go_value_repr(amount)}")
+        if isinstance(amount, str) and not is_quantity_syntax(amount):
+            raise Unreadable(f"{path}.{name}: {QUANTITY_SYNTAX_ERROR}")
+        if bounded:
+            try:
+                parse_quantity(amount)
+            except QuantityError as exc:
+                raise Unreadable(f"{path}.{name}: {exc}") from None
 
 
 def _metadata(value: Any, path: str) -> None:
@@ -72,13 +80,13 @@ def _metadata(value: Any, path: str) -> None:
         _string_map(metadata.get(key), f"{path}.{key}")
 
 
-def _resources(value: Any, path: str) -> None:
+def _resources(value: Any, path: str, bounded: bool = False) -> None:
     resources = _object(value, path)
     for side in ("limits", "requests"):
-        _quantities(resources.get(side), f"{path}.{side}")
+        _quantities(resources.get(side), f"{path}.{side}", bounded)
 
 
-def _container(value: Any, path: str) -> None:
+def _container(value: Any, path: str, bounded: bool) -> None:
     if value is None:
         raise Unreadable(f"{path}: null is not a valid array element")
     container = _object(value, path)
@@ -95,10 +103,10 @@ def _container(value: Any, path: str) -> None:
     _typed(
         windows.get("hostProcess"), bool, "a boolean", f"{path}.securityContext.windowsOptions.hostProcess"
     )
-    _resources(container.get("resources"), f"{path}.resources")
+    _resources(container.get("resources"), f"{path}.resources", bounded)
 
 
-def _pod_spec(value: Any, path: str) -> None:
+def _pod_spec(value: Any, path: str, bounded: bool = False) -> None:
     pod = _object(value, path)
     for key in _HOST_NAMESPACES:
         _typed(pod.get(key), bool, "a boolean", f"{path}.{key}")
@@ -109,14 +117,14 @@ def _pod_spec(value: Any, path: str) -> None:
         _typed(entry.get("name"), str, "a string", f"{path}.volumes[{index}].name")
     for list_key in _CONTAINER_LISTS:
         for index, container in enumerate(_list(pod.get(list_key), f"{path}.{list_key}")):
-            _container(container, f"{path}.{list_key}[{index}]")
-    _resources(pod.get("resources"), f"{path}.resources")
+            _container(container, f"{path}.{list_key}[{index}]", bounded)
+    _resources(pod.get("resources"), f"{path}.resources", bounded)
 
 
-def _template(value: Any, path: str) -> None:
+def _template(value: Any, path: str, bounded: bool = False) -> None:
     template = _object(value, path)
     _metadata(template.get("metadata"), f"{path}.metadata")
-    _pod_spec(template.get("spec"), f"{path}.spec")
+    _pod_spec(template.get("spec"), f"{path}.spec", bounded)
 
 
 def _claim_spec(value: Any, path: str) -> None:
@@ -154,7 +162,7 @@ def template_error(template: Any, path: str) -> str | None:
     """Why a pod template a kind carries open (a CloudNativePG Pooler's ``template``) cannot be
     read as a PodTemplateSpec where the policy check reads it (``<path>...: <cause>``), or None."""
     try:
-        _template(template, path)
+        _template(template, path, bounded=True)
     except Unreadable as exc:
         return str(exc)
     return None
