@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from conftest_store import Fleet, tamper_evidence
 from sqlalchemy import func, select, update
 
@@ -201,6 +202,52 @@ def test_a_batch_record_whose_key_is_not_its_subject_reference_fails(
         {"key": "e" * 64, "id": victim.id},
     )
     assert codes(failures_of(fleet, trusted)[victim.subject_digest]) == {"evidence.reference_mismatch"}
+
+
+def test_two_records_of_one_batch_whose_target_ids_were_swapped_each_fail_naming_the_target_id(
+    fleet: Fleet, trusted: TrustedSigners
+) -> None:
+    _, _, signed = fleet.render_batch("web", OUTPUTS)
+    first, second = records_of(fleet, signed[0].envelope_digest)[:2]
+    for record, other in ((first, second), (second, first)):
+        tamper_evidence(
+            fleet.sessions,
+            "UPDATE evidence_records SET target_id = :other WHERE id = :id",
+            {"other": other.target_id, "id": record.id},
+        )
+    found = failures_of(fleet, trusted)
+    for record, other in ((first, second), (second, first)):
+        assert codes(found[record.subject_digest]) == {"evidence.record_mismatch"}
+        [failure] = found[record.subject_digest]
+        assert f"evidence {record.id} (subject {record.subject_index} of envelope" in failure.target
+        assert f"target id (row {other.target_id!r}, signed {record.target_id!r})" in failure.message
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "named"),
+    [
+        ("cluster_profile", "staging", "cluster (row 'staging', signed 'prod')"),
+        ("selection", "tier=gold", "selection (row 'tier=gold', signed '')"),
+        ("signer_keyid", "f" * 64, f"signer (row {'f' * 64!r}, signed "),
+        ("statement_digest", "0" * 64, f"statement digest (row {'0' * 64!r}, signed "),
+        ("predicate_type", "https://example.com/other", "predicate type (row 'https://example.com/other'"),
+    ],
+)
+def test_an_evidence_record_restating_its_statement_otherwise_fails_naming_the_column(
+    fleet: Fleet, trusted: TrustedSigners, column: str, value: str, named: str
+) -> None:
+    _, _, signed = fleet.render_batch("web", OUTPUTS)
+    victim = records_of(fleet, signed[0].envelope_digest)[0]
+    tamper_evidence(
+        fleet.sessions,
+        f"UPDATE evidence_records SET {column} = :value WHERE id = :id",
+        {"value": value, "id": victim.id},
+    )
+    found = failures_of(fleet, trusted)
+    assert list(found) == [victim.subject_digest]
+    [failure] = found[victim.subject_digest]
+    assert failure.code == "evidence.record_mismatch"
+    assert named in failure.message, failure.message
 
 
 def test_two_targets_of_one_batch_pointed_at_each_others_output_fail_naming_both(

@@ -28,6 +28,7 @@ from farm.evidence.errors import EvidenceError
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.provenance import RenderProvenance, parse_render_provenance
 from farm.evidence.statement import Statement, parse_statement
+from farm.identity.canonical import sha256_hex
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class EnvelopeCheck:
     statement: Statement | None
     failures: tuple[Failure, ...]
     trusted_keyids: tuple[str, ...] = ()
+    statement_digest: str = ""  # the sha256 of the payload (the statement's bytes)
 
 
 def check_envelope(envelope_bytes: bytes, trusted: TrustedSigners, target: str) -> EnvelopeCheck:
@@ -68,7 +70,7 @@ def check_envelope(envelope_bytes: bytes, trusted: TrustedSigners, target: str) 
         statement = parse_statement(envelope.payload)
     except EvidenceError as error:
         failures.append(Failure(error.code, target, error.message))
-    return EnvelopeCheck(statement, tuple(failures), signed_by)
+    return EnvelopeCheck(statement, tuple(failures), signed_by, sha256_hex(envelope.payload))
 
 
 def _signature_failure(envelope: Envelope, trusted: TrustedSigners, target: str) -> Failure:

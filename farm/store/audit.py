@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from farm.evidence.batch import subject_reference
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.provenance import RenderProvenance
-from farm.evidence.verify import EnvelopeCache, Failure, verify_render_evidence
+from farm.evidence.verify import EnvelopeCache, EnvelopeCheck, Failure, verify_render_evidence
 from farm.store.models import (
     BLOB_REFERENCES,
     RENDERED_TARGET,
@@ -441,7 +441,47 @@ def _verify_record(
         subject_name=record.subject_name if batch is not None else None,
         cache=cache,
     )
-    return provenance, failures + found
+    check, _ = cache.check(envelope_bytes, trusted, target)  # checked just above: a cache hit
+    return provenance, failures + found + _restated_otherwise(record, check, provenance, target)
+
+
+def _restated_otherwise(
+    record: EvidenceRecord, check: EnvelopeCheck, provenance: RenderProvenance | None, target: str
+) -> list[Failure]:
+    """``evidence.record_mismatch`` when a column of the record restates its envelope otherwise:
+    the signer (one whose trusted signature verifies), the statement's digest and predicate type,
+    and its subject's target id, cluster and selection. A column left NULL (rows of older
+    revisions) restates nothing; a statement that does not decode or verify fails on its own."""
+    if check.statement is None:
+        return []
+    restated: list[tuple[str, object, object]] = [
+        ("statement digest", record.statement_digest, check.statement_digest),
+        ("predicate type", record.predicate_type, check.statement.predicate_type),
+    ]
+    if check.trusted_keyids and record.signer_keyid not in check.trusted_keyids:
+        restated.append(("signer", record.signer_keyid, ", ".join(check.trusted_keyids)))
+    if provenance is not None:
+        for name, value, signed in (
+            ("target id", record.target_id, provenance.target_id or None),
+            ("cluster", record.cluster_profile, provenance.cluster_profile),
+            ("selection", record.selection, provenance.inputs.selection),
+        ):
+            if value is not None:
+                restated.append((name, value, signed))
+    differing = [
+        f"{name} (row {value!r}, signed {signed!r})"
+        for name, value, signed in restated
+        if name == "signer" or value != signed
+    ]
+    if not differing:
+        return []
+    return [
+        Failure(
+            "evidence.record_mismatch",
+            target,
+            "the record restates its signed statement otherwise: " + ", ".join(differing),
+        )
+    ]
 
 
 def _check_cache_links(entries: list[ActionCacheEntry], record_ids: set[int], target: str) -> list[Failure]:
