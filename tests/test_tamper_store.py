@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 from fleet.conftest import fresh_render_children, make_catalog  # noqa: F401 - the fixture
+from sqlalchemy.orm import Session, sessionmaker
 from stored_blobs import flip_a_byte, remove_blob, stored_bytes
 from typer.testing import CliRunner, Result
 
 from farm.cli import app as cli
+from farm.store.fsck import dangling_references
+from farm.store.models import Base
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -234,6 +237,39 @@ def test_a_dangling_reference_fails_verify_naming_the_row(home: Path) -> None:
         verify_all(),
         f"FAIL reference.dangling: qualification_subjects row {subject}: current_evidence_id 999999 names no",
     )
+
+
+def test_every_foreign_key_of_the_schema_is_a_reference_verify_checks(
+    sessions: sessionmaker[Session],
+) -> None:
+    with sessions() as session:
+        checked = {name for name, _ in dangling_references(session)}
+    foreign_keys = {
+        f"{table.name}.{key.parent.name} → {key.column.table.name}.{key.column.name}"
+        for table in Base.metadata.sorted_tables
+        for key in table.foreign_keys
+    }
+    assert foreign_keys - checked == set()
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "row", "value"),
+    [
+        ("evidence_envelopes", "signer_keyid", "digest", "f" * 64),
+        ("qualification_events", "subject_id", "id", 999999),
+        ("qualification_runs", "fleet_run_id", "id", "no-such-run"),
+    ],
+)
+def test_a_row_whose_foreign_key_names_no_row_fails_verify_naming_the_row(
+    home: Path, table: str, column: str, row: str, value: object
+) -> None:
+    with database(home) as connection:
+        connection.execute("PRAGMA foreign_keys = OFF")
+        for trigger in ("update", "delete"):  # evidence_envelopes is append-only
+            connection.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_{trigger}")
+        victim = connection.execute(f"SELECT {row} FROM {table} ORDER BY {row} LIMIT 1").fetchone()[0]
+        connection.execute(f"UPDATE {table} SET {column} = ? WHERE {row} = ?", (value, victim))
+    assert_fails(verify_all(), f"FAIL reference.dangling: {table} row {victim}: {column} {value} names no")
 
 
 def test_a_target_row_naming_a_missing_run_or_output_fails_verify_naming_the_row(home: Path) -> None:
