@@ -226,6 +226,23 @@ def test_a_document_only_a_snapshot_manifest_names_deleted_fails_verify(home: Pa
     assert_fails(verify_all(), f"FAIL blob.missing: document {document}: named by the manifest of snapshot")
 
 
+def test_a_snapshot_row_pointed_at_another_snapshots_manifest_fails_verify_and_gc_keeps_its_own(
+    home: Path,
+) -> None:
+    with database(home) as connection:
+        snapshots = connection.execute("SELECT digest FROM catalog_snapshots ORDER BY created_at").fetchall()
+        first, second = snapshots[0][0], snapshots[1][0]
+        connection.execute("UPDATE catalog_snapshots SET blob_digest = ? WHERE digest = ?", (first, second))
+    assert_fails(
+        verify_all(),
+        f"FAIL snapshot.manifest_mismatch: snapshot {second}: the row names manifest {first}, the manifest"
+        f" of snapshot {first}, not its own",
+    )
+    assert "blob.orphan" not in verify_all().output
+    _farm("gc", "--grace-seconds", "0")
+    assert stored_bytes(objects(home), second)  # its manifest, which nothing else names, is kept
+
+
 def test_a_dangling_reference_fails_verify_naming_the_row(home: Path) -> None:
     with database(home) as connection:
         connection.execute("PRAGMA foreign_keys = OFF")

@@ -9,6 +9,7 @@ bounded by the number of distinct catalog documents ever stored, not by runs or 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -115,7 +116,23 @@ def check_named_blobs(
     manifests = select(CatalogSnapshot.digest, CatalogSnapshot.blob_digest).where(
         CatalogSnapshot.blob_digest.is_not(None)
     )
-    for snapshot, manifest in session.execute(manifests).all():
+    rows = session.execute(manifests).all()
+    snapshots = set(session.scalars(select(CatalogSnapshot.digest)))
+    named_by = Counter(manifest for _, manifest in rows)
+    for snapshot, manifest in rows:
+        if manifest != snapshot and (manifest in snapshots or named_by[manifest] > 1):
+            # a manifest hashes to its snapshot's digest (a home older than revision 0004 wrote
+            # manifests of other bytes, but never one for two snapshots)
+            whose = f"the manifest of snapshot {manifest}" if manifest in snapshots else "another row's too"
+            yield BlobFinding(
+                "snapshot",
+                Failure(
+                    "snapshot.manifest_mismatch",
+                    f"snapshot {snapshot}",
+                    f"the row names manifest {manifest}, {whose}, not its own",
+                ),
+            )
+            continue
         try:
             named = manifest_references(objects.get(manifest))
         except (BlobMissingError, BlobCorruptError):
@@ -139,8 +156,9 @@ def check_named_blobs(
 
 
 def manifest_named(session: Session, objects: ObjectStore) -> set[str]:
-    """Every digest a readable stored snapshot manifest names."""
-    named: set[str] = set()
+    """Every digest a readable stored snapshot manifest names, and each snapshot's own digest (its
+    manifest, even when a row was re-pointed at another: ``farm gc`` must not sweep it)."""
+    named: set[str] = set(session.scalars(select(CatalogSnapshot.digest)))
     manifests = select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
     for manifest in session.scalars(manifests).all():
         try:
