@@ -188,6 +188,41 @@ def test_a_qualification_state_not_derived_from_its_records_fails_verify(home: P
     )
 
 
+def test_a_qualification_record_whose_descriptor_identity_is_not_the_signed_one_fails_verify(
+    home: Path,
+) -> None:
+    # the state is derived from the row's identity: a profiled subject's evidence that drifted
+    # would be current again with today's identity written into its row
+    with database(home) as connection:
+        evidence = connection.execute("SELECT * FROM qualification_evidence ORDER BY id LIMIT 1").fetchone()
+        connection.execute(
+            "UPDATE qualification_evidence SET descriptor_identity = ? WHERE id = ?",
+            ("a" * 64, evidence["id"]),
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL qualification.record_mismatch: qualification cluster-a:none #{evidence['id']}: the row's"
+        f" descriptor identity {'a' * 64} is not the signed {evidence['descriptor_identity']}",
+    )
+
+
+def test_a_qualification_record_naming_another_trusted_signer_than_its_statements_fails_verify(
+    home: Path,
+) -> None:
+    rotated = _farm("keys", "rotate").output
+    new_key = rotated.split("signing key: ", 1)[1].split()[0]
+    with database(home) as connection:
+        evidence = connection.execute("SELECT * FROM qualification_evidence ORDER BY id LIMIT 1").fetchone()
+        connection.execute(
+            "UPDATE qualification_evidence SET signer_keyid = ? WHERE id = ?", (new_key, evidence["id"])
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL qualification.record_mismatch: qualification cluster-a:none #{evidence['id']}: the row's"
+        f" signer {new_key} is not the statement's ({evidence['signer_keyid']})",
+    )
+
+
 def test_an_output_size_not_that_of_its_blob_fails_verify(home: Path) -> None:
     with database(home) as connection:
         output = connection.execute("SELECT * FROM render_outputs LIMIT 1").fetchone()

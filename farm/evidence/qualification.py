@@ -213,10 +213,22 @@ def verify_qualification_evidence(
     target: str,
     expected_subject_digest: str | None = None,
     expect_profiled: bool | None = None,
+    expected_signer: str | None = None,
 ) -> tuple[Qualification | None, list[Failure]]:
-    """Every check of one qualification envelope: signature, statement, predicate, subject."""
+    """Every check of one qualification envelope: signature, statement, predicate, subject, and
+    (``expected_signer``, the signer its row names) that the row's signer is one whose trusted
+    signature verifies (``qualification.record_mismatch``)."""
     check = check_envelope(envelope_bytes, trusted, target)
     failures = list(check.failures)
+    if expected_signer is not None and check.trusted_keyids and expected_signer not in check.trusted_keyids:
+        failures.append(
+            Failure(
+                "qualification.record_mismatch",
+                target,
+                f"the row's signer {expected_signer} is not the statement's"
+                f" ({', '.join(check.trusted_keyids)})",
+            )
+        )
     if check.statement is None:
         return None, failures
     if expected_subject_digest is not None:

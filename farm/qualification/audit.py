@@ -40,6 +40,7 @@ def verify_qualifications(
             target=target,
             expected_subject_digest=evidence.subject_digest,
             expect_profiled=subject.selection != "",
+            expected_signer=evidence.signer_keyid,
         )
         failures += found + _gate(session, objects, evidence, subject, target)
         if parsed is not None and (parsed.cluster, parsed.selection, parsed.run_id) != (
@@ -49,6 +50,16 @@ def verify_qualifications(
         ):
             failures.append(
                 Failure("qualification.record_mismatch", target, "the statement names another subject or run")
+            )
+        if parsed is not None and parsed.descriptor_identity != evidence.descriptor_identity:
+            # the state is derived from the row's identity: a forged one makes drifted evidence current
+            failures.append(
+                Failure(
+                    "qualification.record_mismatch",
+                    target,
+                    f"the row's descriptor identity {evidence.descriptor_identity} is not the signed"
+                    f" {parsed.descriptor_identity}",
+                )
             )
     return len(rows), failures
 
