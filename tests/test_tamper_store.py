@@ -173,6 +173,18 @@ def test_an_audit_row_restating_its_record_otherwise_fails_verify(home: Path) ->
     )
 
 
+def test_an_audit_row_naming_another_trusted_signer_than_its_records_fails_verify(home: Path) -> None:
+    new_key = _farm("keys", "rotate").output.split("signing key: ", 1)[1].split()[0]
+    with database(home) as connection:
+        record = connection.execute("SELECT * FROM audit_records").fetchone()
+        connection.execute("UPDATE audit_records SET signer_keyid = ? WHERE id = ?", (new_key, record["id"]))
+    assert_fails(
+        verify_all(),
+        f"FAIL audit.record_mismatch: audit {record['id']}",
+        f"signer (row {new_key!r}, signed {record['signer_keyid']!r})",
+    )
+
+
 def test_a_qualification_state_not_derived_from_its_records_fails_verify(home: Path) -> None:
     with database(home) as connection:
         subject = connection.execute(

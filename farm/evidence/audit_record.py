@@ -41,7 +41,7 @@ def verify_audit_envelope(
 
     Codes beyond ``check_envelope``'s: ``audit.predicate_type`` (not an audit record),
     ``audit.malformed`` (a predicate whose targets do not match its subjects) and, given the
-    ``row`` that restates it (run, seed, audited, nondeterministic, drifted),
+    ``row`` that restates it (run, seed, audited, nondeterministic, drifted, and the signer),
     ``audit.record_mismatch`` naming each field the row states otherwise.
     """
     check = check_envelope(envelope_bytes, trusted, target)
@@ -68,11 +68,13 @@ def verify_audit_envelope(
             Failure("audit.malformed", target, "the predicate's run and targets do not match its subjects")
         )
     elif row is not None:
-        failures += _row_differences(statement.predicate, row, target)
+        failures += _row_differences(statement.predicate, row, check.trusted_keyids, target)
     return subjects, failures
 
 
-def _row_differences(predicate: dict[str, Any], row: dict[str, Any], target: str) -> list[Failure]:
+def _row_differences(
+    predicate: dict[str, Any], row: dict[str, Any], signers: tuple[str, ...], target: str
+) -> list[Failure]:
     verdicts = [entry.get("verdict") for entry in predicate["targets"]]
     signed = {
         "run": predicate["run"],
@@ -84,6 +86,9 @@ def _row_differences(predicate: dict[str, Any], row: dict[str, Any], target: str
     differing = [
         f"{name} (row {row[name]!r}, signed {signed[name]!r})" for name in signed if row[name] != signed[name]
     ]
+    # the signer: one whose trusted signature verifies (none verifying fails on its own)
+    if "signer" in row and signers and row["signer"] not in signers:
+        differing.append(f"signer (row {row['signer']!r}, signed {', '.join(signers)!r})")
     if not differing:
         return []
     return [

@@ -70,6 +70,7 @@ def verify_audit_records(
             "audited": record.audited,
             "nondeterministic": record.nondeterministic,
             "drifted": record.drifted,
+            "signer": record.signer_keyid,
         }
         digests, found = verify_audit_envelope(envelope, trusted, target=target, row=facts)
         failures += found
