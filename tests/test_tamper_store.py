@@ -290,6 +290,32 @@ def test_a_snapshot_row_pointed_at_another_snapshots_manifest_fails_verify_and_g
     assert stored_bytes(objects(home), second)  # its manifest, which nothing else names, is kept
 
 
+def test_gc_removes_nothing_while_a_snapshot_manifest_is_missing(home: Path) -> None:
+    # an object store restored from a backup older than the snapshots: the documents only their
+    # manifests name look unreferenced, and are the snapshots' own
+    with database(home) as connection:
+        manifests = [row[0] for row in connection.execute("SELECT blob_digest FROM catalog_snapshots")]
+    fleet_document = json.loads(stored_bytes(objects(home), manifests[0]))["fleet"]
+    for manifest in manifests:
+        remove_blob(objects(home), manifest)
+    result = _farm("gc", "--grace-seconds", "0", ok=(1,))
+    assert f"unreadable snapshot {manifests[0]}: its manifest {manifests[0]} is missing" in result.output
+    assert ", 0 removed" in result.output
+    assert stored_bytes(objects(home), fleet_document)
+
+
+def test_gc_of_a_snapshot_whose_manifest_is_not_one_removes_nothing_and_says_which(home: Path) -> None:
+    with database(home) as connection:
+        snapshot = connection.execute("SELECT digest FROM catalog_snapshots LIMIT 1").fetchone()[0]
+        output = connection.execute("SELECT digest FROM render_outputs LIMIT 1").fetchone()[0]
+        connection.execute(
+            "UPDATE catalog_snapshots SET blob_digest = ? WHERE digest = ?", (output, snapshot)
+        )
+    result = _farm("gc", "--grace-seconds", "0", ok=(1,))
+    assert f"unreadable snapshot {snapshot}: its manifest {output} cannot be read (" in result.output
+    assert "Traceback" not in result.output and ", 0 removed" in result.output
+
+
 def test_a_dangling_reference_fails_verify_naming_the_row(home: Path) -> None:
     with database(home) as connection:
         connection.execute("PRAGMA foreign_keys = OFF")

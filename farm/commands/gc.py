@@ -4,7 +4,8 @@ With ``--keep-runs N`` and/or ``--older-than DURATION`` it first prunes the runs
 keep (``farm.store.retention``: their jobs and the target rows no evidence names, never an output,
 a record, the caches, a qualification's or an audit's runs, nor a fleet's latest complete run).
 Then it reports blobs that no row points at, and rows that point at a missing blob. Without
-``--dry-run`` it deletes unreferenced blobs older than the grace period; the grace period covers
+``--dry-run`` it deletes unreferenced blobs older than the grace period, and none while a
+snapshot's manifest cannot be read (what it names is unknown); the grace period covers
 writers that have put a blob and not yet committed its row. Rows with a missing blob are never
 "fixed": they make the exit status 1, like ``farm verify``.
 """
@@ -49,7 +50,7 @@ def gc_command(
             _print_pruned(pruned, dry_run)
         report = sweep(session, opened.objects, dry_run=dry_run, grace=timedelta(seconds=grace_seconds))
     _print(report, dry_run)
-    if report.missing:
+    if report.missing or report.unreadable:
         raise typer.Exit(1)
 
 
@@ -94,11 +95,18 @@ def _print(report: SweepReport, dry_run: bool) -> None:
             action = "removed"
         elif blob.digest in report.kept_in_grace:
             action = "kept (younger than the grace period)"
+        elif report.unreadable and not dry_run:
+            action = "kept (a snapshot manifest cannot be read)"
         else:
             action = "would remove" if dry_run else "kept (referenced again)"
         typer.echo(f"orphan blob sha256/{blob.digest} ({blob.size} bytes, no row points at it): {action}")
     for digest, columns in report.missing.items():
         typer.echo(f"missing blob sha256/{digest}: referenced by {', '.join(columns)}")
+    for snapshot, why in report.unreadable.items():
+        typer.echo(
+            f"unreadable snapshot {snapshot}: {why}; nothing is removed until it is restored (or its"
+            " catalog runs again, which stores it again): what it names is unknown"
+        )
     typer.echo(
         f"{len(report.unreferenced)} orphan blob(s), {len(report.missing)} row reference(s) to missing blobs, "
         f"{len(report.removed)} removed"

@@ -714,6 +714,9 @@ class SweepReport:
     missing: dict[str, list[str]] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)
     kept_in_grace: list[str] = field(default_factory=list)
+    # snapshot manifests that cannot be read (snapshot → why): what they name is unknown, so the
+    # sweep removes nothing while one is
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 SNAPSHOT_MANIFEST = "catalog snapshot manifest"
@@ -731,8 +734,11 @@ def referenced_blobs(session: Session, objects: ObjectStore | None = None) -> di
     return references
 
 
-def _add_snapshot_documents(session: Session, objects: ObjectStore, references: dict[str, list[str]]) -> None:
-    """Every document and request pack a stored snapshot manifest names is live with its snapshot."""
+def _add_snapshot_documents(
+    session: Session, objects: ObjectStore, references: dict[str, list[str]]
+) -> dict[str, str]:
+    """Every document and request pack a stored snapshot manifest names is live with its snapshot;
+    the snapshots whose manifest cannot be read (missing, corrupt or malformed), with why."""
     for snapshot in session.scalars(select(CatalogSnapshot.digest)):
         # a snapshot's manifest hashes to its digest: kept even when its row names another
         # (``farm verify --all`` fails that row); a snapshot stored without one names nothing here
@@ -741,16 +747,27 @@ def _add_snapshot_documents(session: Session, objects: ObjectStore, references: 
             names.append(SNAPSHOT_MANIFEST)
         elif names is None and objects.exists(snapshot):
             references[snapshot] = [SNAPSHOT_MANIFEST]
-    manifests = select(CatalogSnapshot.blob_digest).where(CatalogSnapshot.blob_digest.is_not(None))
-    for manifest in session.scalars(manifests):
+    manifests = select(CatalogSnapshot.digest, CatalogSnapshot.blob_digest).where(
+        CatalogSnapshot.blob_digest.is_not(None)
+    )
+    unreadable: dict[str, str] = {}
+    for snapshot, manifest in session.execute(manifests):
         try:
             named = manifest_references(objects.get(manifest))
-        except (BlobMissingError, BlobCorruptError):
-            continue  # reported as a missing (or corrupt) blob by its own column
+        except BlobMissingError:
+            unreadable[snapshot] = f"its manifest {manifest} is missing"
+            continue
+        except BlobCorruptError:
+            unreadable[snapshot] = f"its manifest {manifest} is corrupt"
+            continue
+        except (ValueError, KeyError, TypeError) as error:
+            unreadable[snapshot] = f"its manifest {manifest} cannot be read ({error})"
+            continue
         for digest in named:
             names = references.setdefault(digest, [])
             if SNAPSHOT_MANIFEST not in names:
                 names.append(SNAPSHOT_MANIFEST)
+    return unreadable
 
 
 def sweep(
@@ -763,19 +780,24 @@ def sweep(
 ) -> SweepReport:
     """Find orphans both ways; unless ``dry_run``, delete unreferenced blobs older than ``grace``.
 
-    Rows pointing at a missing blob are only reported: the bytes cannot be recreated here.
+    Rows pointing at a missing blob are only reported: the bytes cannot be recreated here. While a
+    snapshot's manifest cannot be read, nothing is deleted: the documents and request packs only
+    it names would look unreferenced, and the snapshot is kept (restoring the manifest, or a run
+    of its catalog, which stores it again, makes it whole).
     """
     now = now or datetime.now(UTC)
-    references = referenced_blobs(session, objects)
+    references = referenced_blobs(session, None)
+    unreadable = _add_snapshot_documents(session, objects, references)
     stored = {blob.digest: blob for blob in objects.list_blobs()}
     report = SweepReport(
         unreferenced=[blob for digest, blob in sorted(stored.items()) if digest not in references],
         missing={digest: columns for digest, columns in sorted(references.items()) if digest not in stored},
+        unreadable=unreadable,
     )
     for blob in report.unreferenced:
         if now - blob.modified < grace:
             report.kept_in_grace.append(blob.digest)
-        elif not dry_run and not _referenced_now(session, blob.digest):
+        elif not dry_run and not unreadable and not _referenced_now(session, blob.digest):
             objects.delete(blob.digest)
             report.removed.append(blob.digest)
     return report
