@@ -200,6 +200,36 @@ def test_a_succeeded_target_turned_failed_fails_naming_the_row(home: Path) -> No
     )
 
 
+def test_verify_of_a_run_names_its_target_turned_failed_and_its_state_the_targets_do_not_derive(
+    home: Path,
+) -> None:
+    with database(home) as connection:
+        row = next(row for row in latest_targets(connection) if row["output_digest"] is not None)
+        connection.execute(
+            "UPDATE render_targets SET state = 'failed', error_code = 'render.error' WHERE id = ?",
+            (row["id"],),
+        )
+        cached = latest_targets(connection)[1]
+        connection.execute(
+            "UPDATE render_targets SET state = 'cached', error_code = 'render.error', output_digest = NULL"
+            " WHERE id = ?",
+            (cached["id"],),
+        )
+    result = verify_run(row["run_id"])
+    assert result.exit_code == 1, result.output
+    assert (
+        f"FAIL target.state_mismatch: {name(row)}: state 'failed' with error 'render.error'" in result.output
+    )
+    assert (
+        f"FAIL target.state_mismatch: {name(cached)}: cached failure 'render.error', but the failure cache"
+        " holds nothing" in result.output
+    )
+    assert (
+        f"FAIL run.state_mismatch: run {row['run_id']}: the row says 'completed'; its targets (2 failed,"
+        " 0 still open) say 'completed_with_failures'" in result.output
+    )
+
+
 def test_a_target_turned_into_a_cached_failure_the_failure_cache_does_not_hold_fails_naming_the_row(
     home: Path,
 ) -> None:

@@ -26,7 +26,7 @@ from farm.commands._support import fail, reported_errors, resolve_run, storage
 from farm.evidence.keys import load_configured_trust
 from farm.evidence.verify import Failure
 from farm.settings import load_settings
-from farm.store import audit
+from farm.store import audit, fsck
 from farm.store.db import Session
 from farm.store.repository import sync_signer_trust
 from farm.verification.registry import CHECKS, Context
@@ -76,6 +76,9 @@ def verify_command(
                 hits = audit.cache_hits_of_run(session, run)
                 for _, found in audit.cache_hit_findings(session, opened.objects, trusted, hits):
                     failures += found
+                # each row's state and error, and the run's state, as --all checks them
+                failures += audit.row_state_failures_of_run(session, run)
+                failures += [found for found in fsck.check_run_states(session, run) if found is not None]
     if all_outputs:
         _report_all(summary, as_json)
     else:

@@ -631,17 +631,7 @@ def target_row_findings(
     checks). A target that failed in its own run is not signed and cannot be checked here
     (docs/errors.md says so).
     """
-    rows = session.execute(
-        select(
-            *_BINDING_COLUMNS,
-            RenderTarget.state,
-            RenderTarget.error_code,
-            FailedAction.error_code.label("cached_code"),
-        )
-        .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
-        .order_by(RenderTarget.id)
-        .execution_options(yield_per=CACHE_HIT_PAGE)
-    )
+    rows = session.execute(_rows_with_cached_code().execution_options(yield_per=CACHE_HIT_PAGE))
     hits: list[Any] = []
     cache = EnvelopeCache()
     for row in rows:
@@ -653,6 +643,35 @@ def target_row_findings(
         else:
             yield _row_state_finding(row)
     yield from _hit_findings(session, objects, trusted, hits, cache)
+
+
+def _rows_with_cached_code() -> Any:
+    """Target rows as ``_row_state_finding`` reads them: the failure cache's code for their key."""
+    return (
+        select(
+            *_BINDING_COLUMNS,
+            RenderTarget.state,
+            RenderTarget.error_code,
+            FailedAction.error_code.label("cached_code"),
+        )
+        .outerjoin(FailedAction, FailedAction.action_key == RenderTarget.action_key)
+        .order_by(RenderTarget.id)
+    )
+
+
+def row_state_failures_of_run(session: Session, run_id: str) -> list[Failure]:
+    """``farm verify --run``: the checks ``target_row_findings`` makes of each of the run's target
+    rows that is not a cache hit (a row pointing at an output succeeded; a cached failure is the
+    failure cache's code for its key). A success without an output is ``outputs_of_run``'s."""
+    rows = session.execute(_rows_with_cached_code().where(RenderTarget.run_id == run_id))
+    found = []
+    for row in rows:
+        if row.state == JobState.CACHED.value and row.error_code is None and row.output_digest is not None:
+            continue  # a cache hit: ``cache_hit_findings`` binds it
+        failure = _row_state_finding(row)
+        if failure is not None and failure.code != "target.output_missing":
+            found.append(failure)
+    return found
 
 
 def _hit_findings(

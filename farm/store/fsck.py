@@ -280,11 +280,11 @@ def check_failure_rows(session: Session, trusted: TrustedSigners) -> Iterator[tu
         yield key, found
 
 
-def check_run_states(session: Session) -> Iterator[Failure | None]:
+def check_run_states(session: Session, run_id: str | None = None) -> Iterator[Failure | None]:
     """Each finished run's state recomputed from its targets, as ``runs.finalize_run`` derives it:
     ``completed_with_failures`` when a target failed (or is a cached failure), ``completed``
     otherwise, and no target still open (``run.state_mismatch``). Runs still going, or aborted,
-    restate nothing and are not counted."""
+    restate nothing and are not counted. ``run_id``: that run's only."""
     failed = or_(
         RenderTarget.state == JobState.FAILED.value,
         (RenderTarget.state == JobState.CACHED.value) & RenderTarget.error_code.is_not(None),
@@ -297,7 +297,7 @@ def check_run_states(session: Session) -> Iterator[Failure | None]:
             func.count(RenderTarget.id).filter(RenderTarget.state == JobState.QUEUED.value),
         )
         .outerjoin(RenderTarget, RenderTarget.run_id == FleetRun.id)
-        .where(FleetRun.state.in_(FINISHED))
+        .where(FleetRun.state.in_(FINISHED), *([FleetRun.id == run_id] if run_id is not None else []))
         .group_by(FleetRun.id, FleetRun.state)
         .order_by(FleetRun.id)
         .execution_options(yield_per=PAGE)
