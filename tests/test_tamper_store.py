@@ -448,6 +448,20 @@ def test_a_failure_row_whose_envelope_does_not_hash_to_its_digest_fails_verify(h
     assert_fails(verify_all(), f"FAIL failure.corrupt: failure cache row {row['action_key']}")
 
 
+def test_a_failure_row_naming_another_trusted_signer_than_its_statements_fails_verify(home: Path) -> None:
+    new_key = _farm("keys", "rotate").output.split("signing key: ", 1)[1].split()[0]
+    with database(home) as connection:
+        row = connection.execute("SELECT * FROM failed_actions ORDER BY action_key LIMIT 1").fetchone()
+        connection.execute(
+            "UPDATE failed_actions SET signer_keyid = ? WHERE action_key = ?", (new_key, row["action_key"])
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL failure.mismatch: failure cache row {row['action_key']}: the signed statement differs in"
+        f" signer (row {new_key!r}, signed {row['signer_keyid']!r})",
+    )
+
+
 def test_a_run_state_not_derived_from_its_targets_fails_verify(home: Path) -> None:
     with database(home) as connection:
         run = connection.execute(

@@ -58,11 +58,13 @@ def check_failure(
     error_code: str,
     error_message: str,
     target: str,
+    signer_keyid: str | None = None,
 ) -> list[Failure]:
-    """Every reason the failure cache row (key, code, message) is not vouched for by ``envelope``;
-    an empty list means it is. Codes beyond ``check_envelope``'s: ``failure.unsigned`` (no
-    envelope), ``failure.malformed`` (not a failure statement) and ``failure.mismatch`` (the
-    statement is about another key, code or message)."""
+    """Every reason the failure cache row (key, code, message, and the ``signer_keyid`` it names
+    when given) is not vouched for by ``envelope``; an empty list means it is. Codes beyond
+    ``check_envelope``'s: ``failure.unsigned`` (no envelope), ``failure.malformed`` (not a failure
+    statement) and ``failure.mismatch`` (the statement is about another key, code or message, or
+    another key signed it than the row names)."""
     if envelope is None:
         return [Failure("failure.unsigned", target, "no signed statement vouches for this cached failure")]
     check = check_envelope(envelope, trusted, target)
@@ -86,6 +88,8 @@ def check_failure(
     ]
     if subjects != [signed["message digest"]]:
         differing.append(f"subject {subjects} is not the signed message digest")
+    if signer_keyid is not None and check.trusted_keyids and signer_keyid not in check.trusted_keyids:
+        differing.append(f"signer (row {signer_keyid!r}, signed {', '.join(check.trusted_keyids)!r})")
     if differing:
         failures.append(
             Failure("failure.mismatch", target, "the signed statement differs in " + ", ".join(differing))

@@ -261,11 +261,12 @@ def check_failure_rows(session: Session, trusted: TrustedSigners) -> Iterator[tu
             FailedAction.error_message,
             FailedAction.envelope_digest,
             FailedAction.envelope,
+            FailedAction.signer_keyid,
         )
         .order_by(FailedAction.action_key)
         .execution_options(yield_per=PAGE)
     )
-    for key, code, message, envelope_digest, envelope in rows:
+    for key, code, message, envelope_digest, envelope, signer in rows:
         target = f"failure cache row {key}"
         found = []
         if envelope is not None and sha256_hex(envelope) != envelope_digest:
@@ -275,7 +276,13 @@ def check_failure_rows(session: Session, trusted: TrustedSigners) -> Iterator[tu
                 )
             )
         found += check_failure(
-            envelope, trusted, action_key=key, error_code=code, error_message=message, target=target
+            envelope,
+            trusted,
+            action_key=key,
+            error_code=code,
+            error_message=message,
+            target=target,
+            signer_keyid=signer,
         )
         yield key, found
 
