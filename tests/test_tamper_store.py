@@ -218,6 +218,26 @@ def test_a_qualification_record_whose_descriptor_identity_is_not_the_signed_one_
     )
 
 
+def test_a_qualification_record_whose_core_version_is_not_its_outputs_fails_verify(home: Path) -> None:
+    # the state is derived from the row's core version: an older core's evidence would be current
+    # again with today's core written into its row (here the other way, and its state to match)
+    with database(home) as connection:
+        evidence = connection.execute("SELECT * FROM qualification_evidence ORDER BY id LIMIT 1").fetchone()
+        connection.execute(
+            "UPDATE qualification_evidence SET core_version = '9.9.9' WHERE id = ?", (evidence["id"],)
+        )
+        connection.execute(
+            "UPDATE qualification_subjects SET state = 'stale', reason = 'renderer_changed' WHERE id = ?",
+            (evidence["subject_id"],),
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL qualification.record_mismatch: qualification cluster-a:none #{evidence['id']}: the row's"
+        f" core version '9.9.9' is not one its output",
+        f"was signed on ({evidence['core_version']})",
+    )
+
+
 def test_a_qualification_record_naming_another_trusted_signer_than_its_statements_fails_verify(
     home: Path,
 ) -> None:

@@ -8,12 +8,13 @@ from farm.build.profile_gate import catalog_inputs
 from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.stored import load_stored_profiles
 from farm.evidence.keys import TrustedSigners
-from farm.evidence.qualification import verify_qualification_evidence
+from farm.evidence.qualification import TargetOutput, verify_qualification_evidence
 from farm.evidence.verify import Failure
 from farm.profiles import ProfileError
 from farm.profiles.gate import check_resolved_profile, selection_of
 from farm.qualification import recorded
 from farm.store import qualification as records
+from farm.store.audit import check_output
 from farm.store.context import Storage
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
@@ -51,6 +52,8 @@ def verify_qualifications(
             failures.append(
                 Failure("qualification.record_mismatch", target, "the statement names another subject or run")
             )
+        if parsed is not None:
+            failures += _core_version_differs(session, objects, trusted, evidence, parsed.outputs, target)
         if parsed is not None and parsed.descriptor_identity != evidence.descriptor_identity:
             # the state is derived from the row's identity: a forged one makes drifted evidence current
             failures.append(
@@ -62,6 +65,38 @@ def verify_qualifications(
                 )
             )
     return len(rows), failures
+
+
+def _core_version_differs(
+    session: Session,
+    objects: ObjectStore,
+    trusted: TrustedSigners,
+    evidence: QualificationEvidence,
+    outputs: tuple[TargetOutput, ...],
+    target: str,
+) -> list[Failure]:
+    """The statement names no core version, and the subject's state is derived from the row's (a
+    forged one makes an older core's evidence current): it must be one the first output the
+    statement names was signed on (an action key names its core, so a qualification's outputs
+    are its core's renders). An output with no readable statement fails on its own."""
+    if not outputs:
+        return []
+    digest = outputs[0].output_digest
+    signed = {
+        provenance.inputs.core_version
+        for _, provenance in check_output(session, objects, trusted, digest).records
+        if provenance is not None
+    }
+    if not signed or evidence.core_version in signed:
+        return []
+    return [
+        Failure(
+            "qualification.record_mismatch",
+            target,
+            f"the row's core version {evidence.core_version!r} is not one its output {digest} was signed"
+            f" on ({', '.join(sorted(signed))})",
+        )
+    ]
 
 
 def _gate(
