@@ -25,6 +25,19 @@ def _row_matches(row: Publish, predicate: dict) -> bool:
         and predicate.get("destination", {}).get("address") == scrub(row.destination)
         and predicate.get("destination", {}).get("kind") == row.kind
         and canonical_json(predicate.get("reference")) == canonical_json(reference)
+        and _options_match(row.options, predicate.get("destination", {}))
+    )
+
+
+def _options_match(options: str, destination: dict) -> bool:
+    """The row's layout and branch (what ``farm publish --retry`` and the pages read) are the signed
+    destination's, where it names them."""
+    try:
+        stored = json.loads(options)
+    except ValueError:
+        return False
+    return isinstance(stored, dict) and all(
+        stored.get(name) == destination[name] for name in ("layout", "branch") if name in destination
     )
 
 
@@ -46,7 +59,7 @@ def check_publish(row: Publish, objects: ObjectStore, trusted: TrustedSigners) -
             Failure(
                 "publish.row_mismatch",
                 target,
-                "the row's run, destination or reference is not the signed one",
+                "the row's run, destination (with its layout and branch) or reference is not the signed one",
             )
         )
     return failures

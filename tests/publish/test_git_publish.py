@@ -205,6 +205,22 @@ def test_farm_verify_all_checks_publish_records_and_reports_a_row_that_restates_
 
 
 @pytest.mark.timeout(300)
+def test_farm_verify_all_reports_a_publish_row_whose_branch_or_layout_is_not_the_signed_one(
+    farm: Farm, bare: Path, database_url: str
+) -> None:
+    farm.publish(farm.run(), "--to", "git", str(bare))
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(
+            text('UPDATE publishes SET options = \'{"branch":"other","layout":"folders","require":"none"}\'')
+        )
+    engine.dispose()
+    output = farm("verify", "--all", status=1)
+    assert "FAIL publish.row_mismatch: publish " in output  # its id: PostgreSQL's sequence goes on
+    assert "destination (with its layout and branch)" in output
+
+
+@pytest.mark.timeout(300)
 def test_credentials_in_the_destination_url_are_refused_and_neither_recorded_nor_shown(
     farm: Farm, database_url: str
 ) -> None:
