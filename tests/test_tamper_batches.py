@@ -13,8 +13,10 @@ import base64
 import json
 
 import pytest
+import typer
 from conftest_store import Fleet, tamper_evidence
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
+from typer.testing import CliRunner
 
 from farm.evidence.batch import subject_reference
 from farm.evidence.keys import TrustedSigners
@@ -22,7 +24,7 @@ from farm.evidence.verify import Failure
 from farm.identity.canonical import canonical_json, sha256_hex
 from farm.store.audit import check_every_output, verify_output
 from farm.store.fsck import dangling_references
-from farm.store.models import EvidenceEnvelope, EvidenceRecord, RenderTarget
+from farm.store.models import EvidenceEnvelope, EvidenceRecord, RenderTarget, Signer, utcnow
 
 OUTPUTS = {
     "prod": b"kind: ConfigMap\nmetadata:\n  name: web-prod\n",
@@ -248,6 +250,30 @@ def test_an_evidence_record_restating_its_statement_otherwise_fails_naming_the_c
     [failure] = found[victim.subject_digest]
     assert failure.code == "evidence.record_mismatch"
     assert named in failure.message, failure.message
+
+
+def test_a_batch_envelope_row_naming_another_signer_than_its_signature_fails_verify_naming_both(
+    cli_fleet: Fleet, farm_env: dict[str, str], storage_cli: typer.Typer
+) -> None:
+    _, _, signed = cli_fleet.render_batch("web", OUTPUTS)
+    envelope = signed[0].envelope_digest
+    other = "f" * 64
+    with cli_fleet.sessions.begin() as session:
+        session.execute(
+            insert(Signer).values(keyid=other, public_key_pem="", trusted=False, first_seen_at=utcnow())
+        )
+    tamper_evidence(
+        cli_fleet.sessions,
+        "UPDATE evidence_envelopes SET signer_keyid = :other WHERE digest = :digest",
+        {"other": other, "digest": envelope},
+    )
+    result = CliRunner().invoke(storage_cli, ["verify", "--all"], env=farm_env)
+    assert result.exit_code == 1, result.output
+    assert (
+        f"FAIL envelope.signer_mismatch: evidence envelope {envelope}: the row names signer {other};"
+        f" the envelope is signed by {cli_fleet.signer.keyid}" in result.output
+    )
+    assert "1 evidence envelope(s) checked" in result.output
 
 
 def test_two_targets_of_one_batch_pointed_at_each_others_output_fail_naming_both(

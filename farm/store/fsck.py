@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
+from farm.evidence.dsse import parse_envelope
+from farm.evidence.errors import EvidenceError
 from farm.evidence.failure import check_failure
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.verify import Failure
@@ -250,6 +252,39 @@ def dangling_references(session: Session) -> Iterator[tuple[str, Failure | None]
             )
         if not found:
             yield name, None
+
+
+def check_envelope_rows(session: Session) -> Iterator[tuple[str, Failure | None]]:
+    """Every batch envelope row: its bytes hash to its digest (``envelope.corrupt``; its records'
+    outputs fail on it too, but an envelope no record names would not) and the signer it names
+    is one whose signature it holds (``envelope.signer_mismatch``; the signature itself is checked
+    with each record)."""
+    rows = session.execute(
+        select(EvidenceEnvelope.digest, EvidenceEnvelope.envelope, EvidenceEnvelope.signer_keyid)
+        .order_by(EvidenceEnvelope.digest)
+        .execution_options(yield_per=PAGE)
+    )
+    for digest, envelope, signer in rows:
+        target = f"evidence envelope {digest}"
+        if sha256_hex(envelope) != digest:
+            yield digest, Failure("envelope.corrupt", target, f"the row's bytes do not hash to {digest}")
+            continue
+        try:
+            keyids = [signature.keyid for signature in parse_envelope(envelope).signatures]
+        except EvidenceError:
+            yield digest, None  # the records naming it fail on it (envelope.malformed, signature.missing)
+            continue
+        if signer not in keyids:
+            yield (
+                digest,
+                Failure(
+                    "envelope.signer_mismatch",
+                    target,
+                    f"the row names signer {signer}; the envelope is signed by {', '.join(keyids)}",
+                ),
+            )
+        else:
+            yield digest, None
 
 
 def check_failure_rows(session: Session, trusted: TrustedSigners) -> Iterator[tuple[str, list[Failure]]]:

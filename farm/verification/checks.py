@@ -32,6 +32,12 @@ def runs(context: Context) -> Iterator[Finding]:
         yield Finding("run", failure)
 
 
+def evidence_envelopes(context: Context) -> Iterator[Finding]:
+    """Each batch envelope row: intact, and signed by the signer it names."""
+    for _, failure in fsck.check_envelope_rows(context.session):
+        yield Finding("evidence envelope", failure)
+
+
 def failure_cache(context: Context) -> Iterator[Finding]:
     """Each failure cache row against its signed statement."""
     for _, failures in fsck.check_failure_rows(context.session, context.trusted):

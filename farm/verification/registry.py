@@ -30,6 +30,7 @@ CHECKS: tuple[Check, ...] = (
     Check("outputs", checks.outputs),
     Check("targets", checks.targets),
     Check("runs", checks.runs),
+    Check("evidence envelopes", checks.evidence_envelopes),
     Check("failure cache", checks.failure_cache),
     Check("audit records", checks.audit_records),
     Check("qualification", checks.qualification),
