@@ -81,6 +81,20 @@ def test_rows_signed_one_output_per_statement_before_batches_still_verify_beside
     assert failures_of(fleet, trusted) == {}
 
 
+def test_a_record_holding_its_own_envelope_whose_subject_name_was_changed_fails_naming_it(
+    fleet: Fleet, trusted: TrustedSigners
+) -> None:
+    _, _, single = fleet.render(b"kind: ConfigMap\nmetadata:\n  name: api\n", application="api")
+    tamper_evidence(
+        fleet.sessions,
+        "UPDATE evidence_records SET subject_name = 'render:web/prod' WHERE id = :id",
+        {"id": single.evidence_id},
+    )
+    [failure] = failures_of(fleet, trusted)[single.output_digest]
+    assert failure.code == "evidence.record_mismatch"
+    assert "subject name (row 'render:web/prod', signed 'render:api/prod')" in failure.message
+
+
 def test_a_subject_swapped_between_two_records_of_one_batch_fails_both_outputs(
     fleet: Fleet, trusted: TrustedSigners
 ) -> None:

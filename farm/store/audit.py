@@ -461,6 +461,10 @@ def _restated_otherwise(
     if check.trusted_keyids and record.signer_keyid not in check.trusted_keyids:
         restated.append(("signer", record.signer_keyid, ", ".join(check.trusted_keyids)))
     if provenance is not None:
+        if (
+            record.batch_envelope is None
+        ):  # a batch's subject name is its subject's (statement.subject_mismatch)
+            restated.append(("subject name", record.subject_name, provenance.subject_name))
         for name, value, signed in (
             ("target id", record.target_id, provenance.target_id or None),
             ("cluster", record.cluster_profile, provenance.cluster_profile),
