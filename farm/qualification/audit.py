@@ -9,12 +9,12 @@ from farm.catalog import CatalogError, CatalogSnapshot
 from farm.catalog.stored import load_stored_profiles
 from farm.evidence.keys import TrustedSigners
 from farm.evidence.qualification import TargetOutput, verify_qualification_evidence
-from farm.evidence.verify import Failure
+from farm.evidence.verify import EnvelopeCache, Failure
 from farm.profiles import ProfileError
 from farm.profiles.gate import check_resolved_profile, selection_of
 from farm.qualification import recorded
 from farm.store import qualification as records
-from farm.store.audit import check_output
+from farm.store.audit import signed_core_versions
 from farm.store.context import Storage
 from farm.store.db import Session
 from farm.store.models import QualificationEvidence, QualificationSubject
@@ -28,6 +28,7 @@ def verify_qualifications(
     """(statements checked, failures): blob present, signature trusted, statement matches its row."""
     failures: list[Failure] = []
     rows = records.all_evidence(session)
+    cache = EnvelopeCache()  # the outputs' batch envelopes, verified once for every record naming them
     for evidence, subject in rows:
         target = f"qualification {subject.cluster_profile}:{subject.selection or 'none'} #{evidence.id}"
         try:
@@ -53,7 +54,9 @@ def verify_qualifications(
                 Failure("qualification.record_mismatch", target, "the statement names another subject or run")
             )
         if parsed is not None:
-            failures += _core_version_differs(session, objects, trusted, evidence, parsed.outputs, target)
+            failures += _core_version_differs(
+                session, objects, trusted, evidence, parsed.outputs, target, cache
+            )
         if parsed is not None and parsed.descriptor_identity != evidence.descriptor_identity:
             # the state is derived from the row's identity: a forged one makes drifted evidence current
             failures.append(
@@ -74,6 +77,7 @@ def _core_version_differs(
     evidence: QualificationEvidence,
     outputs: tuple[TargetOutput, ...],
     target: str,
+    cache: EnvelopeCache,
 ) -> list[Failure]:
     """The statement names no core version, and the subject's state is derived from the row's (a
     forged one makes an older core's evidence current): it must be one the first output the
@@ -82,11 +86,7 @@ def _core_version_differs(
     if not outputs:
         return []
     digest = outputs[0].output_digest
-    signed = {
-        provenance.inputs.core_version
-        for _, provenance in check_output(session, objects, trusted, digest).records
-        if provenance is not None
-    }
+    signed = signed_core_versions(session, objects, trusted, digest, cache)
     if not signed or evidence.core_version in signed:
         return []
     return [

@@ -92,6 +92,21 @@ def check_output(
     )
 
 
+def signed_core_versions(
+    session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str, cache: EnvelopeCache
+) -> set[str]:
+    """The core versions the statements about output ``digest`` that decode were signed on (its
+    evidence records' envelopes through ``cache``, shared by the caller's calls; the blob is not
+    read: ``check_output`` checks it)."""
+    records = _rows_of(session, [digest])[digest]
+    found = set()
+    for record in records.records:
+        provenance = _verify_record(objects, trusted, record, digest, records.envelopes, cache)[0]
+        if provenance is not None:
+            found.add(provenance.inputs.core_version)
+    return found
+
+
 def verify_output(
     session: Session, objects: ObjectStore, trusted: TrustedSigners, digest: str
 ) -> list[Failure]:
