@@ -318,6 +318,9 @@ def test_gc_removes_nothing_while_a_snapshot_manifest_is_missing(home: Path) -> 
     fleet_document = json.loads(stored_bytes(objects(home), manifests[0]))["fleet"]
     for manifest in manifests:
         remove_blob(objects(home), manifest)
+    dry = _farm("gc", "--dry-run", "--grace-seconds", "0", ok=(1,)).output
+    assert f"orphan blob sha256/{fleet_document} (" in dry
+    assert "would remove" not in dry and "kept (a snapshot manifest cannot be read)" in dry
     result = _farm("gc", "--grace-seconds", "0", ok=(1,))
     assert f"unreadable snapshot {manifests[0]}: its manifest {manifests[0]} is missing" in result.output
     assert ", 0 removed" in result.output

@@ -95,7 +95,7 @@ def _print(report: SweepReport, dry_run: bool) -> None:
             action = "removed"
         elif blob.digest in report.kept_in_grace:
             action = "kept (younger than the grace period)"
-        elif report.unreadable and not dry_run:
+        elif report.unreadable:
             action = "kept (a snapshot manifest cannot be read)"
         else:
             action = "would remove" if dry_run else "kept (referenced again)"
