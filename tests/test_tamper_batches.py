@@ -132,17 +132,26 @@ def test_a_record_pointed_at_another_batchs_envelope_fails_its_output(
     other = api[0].envelope_digest
     # the database refuses a second record of api's subject 0: an attacker drops that index first
     tamper_evidence(fleet.sessions, "DROP INDEX uq_evidence_records_batch_envelope_subject_index", {})
-    tamper_evidence(
-        fleet.sessions,
-        "UPDATE evidence_records SET batch_envelope = :batch, envelope_digest = :key WHERE id = :id",
-        {"batch": other, "key": "d" * 64, "id": victim.id},  # subject 0's reference is api's record's
-    )
-    found = failures_of(fleet, trusted)
-    assert set(found) == {victim.subject_digest}
-    assert codes(found[victim.subject_digest]) >= {
-        "statement.subject_mismatch",
-        "evidence.reference_mismatch",
-    }
+    try:
+        tamper_evidence(
+            fleet.sessions,
+            "UPDATE evidence_records SET batch_envelope = :batch, envelope_digest = :key WHERE id = :id",
+            {"batch": other, "key": "d" * 64, "id": victim.id},  # subject 0's reference is api's record's
+        )
+        found = failures_of(fleet, trusted)
+        assert set(found) == {victim.subject_digest}
+        assert codes(found[victim.subject_digest]) >= {
+            "statement.subject_mismatch",
+            "evidence.reference_mismatch",
+        }
+    finally:  # PostgreSQL's database is the session's: the tests after this one need the index
+        tamper_evidence(fleet.sessions, "DELETE FROM evidence_records WHERE id = :id", {"id": victim.id})
+        tamper_evidence(
+            fleet.sessions,
+            "CREATE UNIQUE INDEX uq_evidence_records_batch_envelope_subject_index"
+            " ON evidence_records (batch_envelope, subject_index)",
+            {},
+        )
 
 
 def _forge(envelope: bytes, change: str) -> bytes:
