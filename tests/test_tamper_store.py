@@ -255,6 +255,24 @@ def test_a_qualification_record_naming_another_trusted_signer_than_its_statement
     )
 
 
+def test_a_qualification_subject_naming_another_subjects_evidence_as_current_fails_verify(home: Path) -> None:
+    with database(home) as connection:
+        first, second = connection.execute(
+            "SELECT id, current_evidence_id FROM qualification_subjects WHERE current_evidence_id IS NOT NULL"
+            " ORDER BY id LIMIT 2"
+        ).fetchall()
+        connection.execute(
+            "UPDATE qualification_subjects SET current_evidence_id = ? WHERE id = ?",
+            (second["current_evidence_id"], first["id"]),
+        )
+    assert_fails(
+        verify_all(),
+        f"FAIL qualification.state_mismatch: qualification subject cluster-a:none ({first['id']}): the row"
+        f" names current evidence {second['current_evidence_id']}; recomputed from its records it is"
+        f" {first['current_evidence_id']}",
+    )
+
+
 def test_an_output_size_not_that_of_its_blob_fails_verify(home: Path) -> None:
     with database(home) as connection:
         output = connection.execute("SELECT * FROM render_outputs LIMIT 1").fetchone()

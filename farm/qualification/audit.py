@@ -184,16 +184,23 @@ def check_subject_states(
                 frozenset(trusted),
                 records.aware(subject.since),
                 max_age(storage),
-            )[0]
+            )
             for snapshot in candidates
         ]
-        if all((d.state, d.reason) != (subject.state, subject.reason) for d in derived):
-            failures.append(
-                Failure(
-                    "qualification.state_mismatch",
-                    f"qualification subject {subject.cluster_profile}:{subject.selection or 'none'} ({subject.id})",
-                    f"the row says {subject.state!r} {subject.reason!r}; recomputed from its records it is "
-                    + " or ".join(f"{d.state!r} {d.reason!r}" for d in derived),
+        # the current evidence too: the board and the API serve it as what vouches for the state
+        row = (subject.state, subject.reason, subject.current_evidence_id)
+        if all((d.state, d.reason, current) != row for d, current in derived):
+            same_state = [str(current) for d, current in derived if (d.state, d.reason) == row[:2]]
+            if same_state:
+                why = (
+                    f"the row names current evidence {subject.current_evidence_id}; recomputed from its"
+                    f" records it is {' or '.join(same_state)}"
                 )
-            )
+            else:
+                why = (
+                    f"the row says {subject.state!r} {subject.reason!r}; recomputed from its records it is "
+                    + " or ".join(f"{d.state!r} {d.reason!r}" for d, _ in derived)
+                )
+            where = f"qualification subject {subject.cluster_profile}:{subject.selection or 'none'} ({subject.id})"
+            failures.append(Failure("qualification.state_mismatch", where, why))
     return checked, failures
