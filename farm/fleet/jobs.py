@@ -8,12 +8,14 @@ of its targets:
    action and failure caches hold for its key, so a re-delivered batch skips its twin's work;
 2. each target's request is fetched by digest and verified (a forged or damaged request fails
    that target), rendered, and its output signed, all outside any transaction;
-3. the batch's blobs are made durable together (on a thread, while the batch is signed), then one transaction records every target's
-   result, the outputs, evidence and cache entries, and the job's final state, only if this
-   worker still holds the claim (otherwise it rolls back and reports ``skipped``); on SQLite the
-   same transaction finishes the run when it was the last open job (on PostgreSQL a probe after
-   the commit does, once per call for each run, after the call's last job of it:
-   ``farm.fleet.progress``).
+3. the batch's blobs are made durable together (on a thread, while the batch is signed), then one
+   transaction records every target's result, the outputs, evidence and cache entries, and the
+   job's final state, only if this worker still holds the claim (otherwise the transaction rolls
+   back and the job reports ``skipped``); a call's consecutive jobs are recorded together, up to
+   ``RECORD_GROUP_JOBS`` in one transaction (one whose claim was taken over is left out and the
+   others recorded again); on SQLite the same transaction finishes the run when it was the last
+   open job (on PostgreSQL a probe after the commit does, once per call for each run, after the
+   call's last job of it: ``farm.fleet.progress``).
 
 A job's transactions share one pooled connection, checked out once per call. ``run_jobs`` runs
 several jobs in turn (a call of the local pool), each job's renders overlapping the previous job's
@@ -42,7 +44,7 @@ from farm.build.fetch import RequestRefused, fetch_checked_request
 from farm.build.step import RenderJob, render_bounds, start_renders
 from farm.core.errors import bound_message
 from farm.core.request import RenderRequest
-from farm.evidence.failure import failure_is_vouched, sign_failure
+from farm.evidence.failure import SignedFailure, failure_is_vouched, sign_failure
 from farm.evidence.keys import Signer, TrustedSigners, load_configured_trust
 from farm.evidence.provenance import RenderProvenance, inputs_of
 from farm.evidence.signing import Rendered, SignedOutput, rendered, sign_batch
@@ -54,7 +56,7 @@ from farm.store.context import Storage
 from farm.store.db import Connection, job_plans_kept, session_scope, write_turn
 from farm.store.models import JobState
 from farm.store.objects import ObjectStore, ObjectStoreUnavailableError
-from farm.store.outputs import put_manifests, record_failures, record_outputs
+from farm.store.outputs import lock_action_keys, put_manifests, record_failures, record_outputs
 from farm.store.runs import (
     ClaimedJob,
     ClaimedTarget,
@@ -72,6 +74,11 @@ FORGED_MESSAGE = "job.batch_key_mismatch"
 NONDETERMINISTIC = "render.nondeterministic"
 SKIPPED = "skipped"
 RETRIES_EXHAUSTED = "job.retries_exhausted"
+# Consecutive jobs of a call recorded in one transaction: each commit cost a worker about a
+# millisecond of CPU on SQLite, whatever it held, and the job's pages shared with its neighbours
+# (the run's, the jobs' rows, the indexes' upper levels) are written once (docs/performance.md,
+# twentieth session: a worker's CPU a target 290-334 µs recording each job, 233-234 recording four).
+RECORD_GROUP_JOBS = 4
 
 
 @dataclass(frozen=True)
@@ -114,41 +121,50 @@ def run_jobs(
 ) -> list[JobOutcome]:
     """``run_job`` for each ``(job id, expected batch key)`` in turn, each job's renders overlapping
     the previous job's recording: while the render child renders job N+1, this process stores,
-    signs and records job N (otherwise one waits for the other, and a core idles). The outcomes
-    are in the jobs' order."""
-    outcomes: list[JobOutcome] = []
+    signs and records job N (otherwise one waits for the other, and a core idles). Consecutive
+    jobs are recorded together, up to ``RECORD_GROUP_JOBS`` in one transaction. The outcomes are
+    in the jobs' order."""
+    outcomes: list[JobOutcome | None] = [None] * len(jobs)
     held: list[_Started] = []  # claimed by this worker, not recorded yet
     # runs whose completion this call still has to probe (PostgreSQL): once, after its last job
     unprobed: dict[str, None] = {}
     # the jobs' transactions share one pooled connection, their statements planned once on it
     with storage.engine.connect() as connection, job_plans_kept(connection):
 
-        def record(started: _Started) -> None:
-            outcome, finished = _record(storage, signer, started, worker, connection)
-            outcomes.append(outcome)
-            held.remove(started)
-            if finished is None:
-                unprobed[started.job.run_id] = None
-            else:
-                after_job_recorded(storage, started.job.run_id, finished, connection)
+        def record(group: list[_Started]) -> None:
+            for started, (outcome, finished) in zip(
+                group, _record(storage, signer, group, worker, connection), strict=True
+            ):
+                outcomes[started.index] = outcome
+                held.remove(started)
+                if finished is None:
+                    unprobed[started.job.run_id] = None
+                else:
+                    after_job_recorded(storage, started.job.run_id, finished, connection)
 
         try:
             rendered: _Started | None = None
-            for job_id, expected_batch_key in jobs:
+            waiting: list[_Started] = []  # rendered, their blobs being written: recorded together
+            for index, (job_id, expected_batch_key) in enumerate(jobs):
                 if rendered is not None:  # its blobs are written while the next job starts
                     rendered.store(storage.objects)
+                    waiting.append(rendered)
                 current = _begin(storage, job_id, expected_batch_key, worker, connection, held)
-                if rendered is not None:
-                    record(rendered)
+                if len(waiting) >= RECORD_GROUP_JOBS:
+                    record(waiting)
+                    waiting = []
                 if current is None:
-                    outcomes.append(JobOutcome(job_id, SKIPPED))
+                    outcomes[index] = JobOutcome(job_id, SKIPPED)
                     rendered = None
                     continue
+                current.index = index
                 with job_log_context(run_id=current.job.run_id, job_id=current.job.id):
                     _collect(current)
                 rendered = current
             if rendered is not None:
-                record(rendered)
+                waiting.append(rendered)
+            if waiting:
+                record(waiting)
         except BaseException as error:
             for started in held:
                 started.abandon()
@@ -160,7 +176,8 @@ def run_jobs(
                     _probe_completions(storage, unprobed, connection)
             raise
         _probe_completions(storage, unprobed, connection)
-    return outcomes
+    assert all(outcome is not None for outcome in outcomes), "a job of the call has no outcome"
+    return [outcome for outcome in outcomes if outcome is not None]
 
 
 def _probe_completions(storage: Storage, runs: dict[str, None], connection: Connection) -> None:
@@ -181,6 +198,7 @@ class _Started:
 
     job: ClaimedJob
     began: float  # perf_counter() at the claim
+    index: int = 0  # its place in the call's jobs (its outcome's)
     batch: _Batch = field(default_factory=_Batch)
     pending: list[tuple[ClaimedTarget, RenderRequest]] = field(default_factory=list)
     renders: InFlight | None = None
@@ -253,21 +271,21 @@ def _begin(
 
 
 def _record(
-    storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
-) -> tuple[JobOutcome, bool | None]:
-    """The job's outcome, and whether it finished its run (None: not known, on PostgreSQL)."""
-    job = started.job
-    with job_log_context(run_id=job.run_id, job_id=job.id):
-        outcome, finished = _store_and_record(storage, signer, started, worker, connection)
-        log.info(
-            "job %s: %d rendered, %d failed, %d cached",
-            outcome.state,
-            outcome.rendered,
-            outcome.failed,
-            outcome.cached,
-        )
-    JOB_SECONDS.observe(time.perf_counter() - started.began)
-    return outcome, finished
+    storage: Storage, signer: Signer, group: list[_Started], worker: str, connection: Connection
+) -> list[tuple[JobOutcome, bool | None]]:
+    """Each job's outcome, and whether it finished its run (None: not known, on PostgreSQL)."""
+    answers = _store_and_record(storage, signer, group, worker, connection)
+    for started, (outcome, _) in zip(group, answers, strict=True):
+        with job_log_context(run_id=started.job.run_id, job_id=started.job.id):
+            log.info(
+                "job %s: %d rendered, %d failed, %d cached",
+                outcome.state,
+                outcome.rendered,
+                outcome.failed,
+                outcome.cached,
+            )
+        JOB_SECONDS.observe(time.perf_counter() - started.began)
+    return answers
 
 
 def _release(storage: Storage, held: Sequence[_Started], worker: str, error: BaseException) -> None:
@@ -279,38 +297,85 @@ def _release(storage: Storage, held: Sequence[_Started], worker: str, error: Bas
 
 
 def _store_and_record(
-    storage: Storage, signer: Signer, started: _Started, worker: str, connection: Connection
-) -> tuple[JobOutcome, bool | None]:
-    job, batch = started.job, started.batch
-    # durable before any row points at them; stored while the batch is signed (the flush is mostly
-    # a wait for the disk or for S3's answers, the signing is CPU)
-    started.store(storage.objects)
+    storage: Storage, signer: Signer, group: list[_Started], worker: str, connection: Connection
+) -> list[tuple[JobOutcome, bool | None]]:
+    """Sign the jobs' batches while their blobs are written, then record the jobs in one
+    transaction: a job whose claim was taken over meanwhile records nothing (``skipped``), the
+    others are recorded again without it."""
+    # durable before any row points at them; stored while the batches are signed (the flush is
+    # mostly a wait for the disk or for S3's answers, the signing is CPU)
+    for started in group:
+        started.store(storage.objects)
     try:
-        _sign_batch(signer, job, batch)
-        signed_failures = [sign_failure(signer, *failure) for failure in batch.failures]
+        signed_failures = []
+        for started in group:
+            _sign_batch(signer, started.job, started.batch)
+            signed_failures.append([sign_failure(signer, *failure) for failure in started.batch.failures])
     except BaseException:
-        started.abandon()  # never leaves the write running past the job; the signing's error wins
+        for started in group:
+            started.abandon()  # never leaves a write running past the job; the signing's error wins
         raise
-    started.wait_stored()
-    with write_turn(storage.engine), session_scope(storage.sessions, bind=connection) as session:
-        refused = record_outputs(session, signer, list(batch.signed.values()))
-        results = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
-        record_failures(session, signed_failures)
-        if not finish_job(session, job.id, worker=worker, results=results):
-            session.rollback()
+    for started in group:
+        started.wait_stored()
+    recording = list(range(len(group)))
+    while True:
+        results, finished, lost = _record_in_transaction(
+            storage, signer, group, recording, signed_failures, worker, connection
+        )
+        if lost is None:
+            break
+        job = group[lost].job
+        with job_log_context(run_id=job.run_id, job_id=job.id):
             log.warning("job %s: %s no longer holds the claim (taken over); nothing recorded", job.id, worker)
-            return JobOutcome(job.id, SKIPPED), False
-        finished = finalize_run_in_transaction(session, job.run_id)
-    counts = {state: sum(1 for r in results if r.state is state) for state in JobState}
-    outcome = JobOutcome(
-        job.id,
-        JobState.SUCCEEDED.value,
-        rendered=counts[JobState.SUCCEEDED],
-        failed=counts[JobState.FAILED],
-        cached=counts[JobState.CACHED],
-        results=tuple(results),
-    )
-    return outcome, finished
+        recording.remove(lost)
+    answers: list[tuple[JobOutcome, bool | None]] = []
+    last_of_run = {group[i].job.run_id: i for i in recording}
+    for i, started in enumerate(group):
+        if i not in results:
+            answers.append((JobOutcome(started.job.id, SKIPPED), False))
+            continue
+        counts = {state: sum(1 for r in results[i] if r.state is state) for state in JobState}
+        outcome = JobOutcome(
+            started.job.id,
+            JobState.SUCCEEDED.value,
+            rendered=counts[JobState.SUCCEEDED],
+            failed=counts[JobState.FAILED],
+            cached=counts[JobState.CACHED],
+            results=tuple(results[i]),
+        )
+        # the run finishes once: its last job of the group carries what its transaction found
+        run_id = started.job.run_id
+        answers.append((outcome, finished[run_id] if last_of_run[run_id] == i else False))
+    return answers
+
+
+def _record_in_transaction(
+    storage: Storage,
+    signer: Signer,
+    group: list[_Started],
+    recording: list[int],
+    signed_failures: list[list[SignedFailure]],
+    worker: str,
+    connection: Connection,
+) -> tuple[dict[int, list[TargetResult]], dict[str, bool | None], int | None]:
+    """Record the jobs of ``group`` at ``recording`` in one transaction: their targets' results
+    by index, and whether each of their runs finished in it; or, when a job's claim was taken
+    over, nothing (rolled back) and that job's index."""
+    results: dict[int, list[TargetResult]] = {}
+    finished: dict[str, bool | None] = {}
+    with write_turn(storage.engine), session_scope(storage.sessions, bind=connection) as session:
+        lock_action_keys(session, [o.action_key for i in recording for o in group[i].batch.signed.values()])
+        for i in recording:
+            job, batch = group[i].job, group[i].batch
+            refused = record_outputs(session, signer, list(batch.signed.values()))
+            results[i] = [_refuse_if_nondeterministic(result, batch, refused) for result in batch.results]
+            record_failures(session, signed_failures[i])
+            if not finish_job(session, job.id, worker=worker, results=results[i]):
+                session.rollback()
+                return {}, {}, i
+        for run_id in dict.fromkeys(group[i].job.run_id for i in recording):
+            finished[run_id] = finalize_run_in_transaction(session, run_id)
+    return results, finished, None
 
 
 def _refuse_if_nondeterministic(result: TargetResult, batch: _Batch, refused: dict) -> TargetResult:

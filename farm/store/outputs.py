@@ -128,6 +128,19 @@ def record_outputs(
     return record_outputs_once(session, signer, outputs, now=now).refused
 
 
+def lock_action_keys(session: Session, keys: Sequence[str]) -> None:
+    """On PostgreSQL, take at once, in the one order every recorder uses, the transaction's locks
+    that ``record_outputs`` takes on ``keys``: a transaction recording several jobs takes the
+    locks of all before recording the first, so two recorders never wait on each other in a cycle
+    (a session's advisory locks are re-entrant: ``record_outputs`` takes them again at no cost).
+    Nothing on SQLite, whose writers take turns."""
+    connection = session.connection()
+    if connection.dialect.name != "postgresql" or not keys:
+        return
+    with driver_cursor(connection) as cursor:
+        cursor.execute(_POSTGRESQL_LOCKS, (sorted(set(keys)),))
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What ``record_outputs_once`` did not record: outputs refused as nondeterministic, and the

@@ -271,6 +271,56 @@ def test_a_worker_whose_claim_was_taken_over_reports_skipped_and_records_nothing
     assert summary.state == "completed" and summary.counts == {"succeeded": planned.total}
 
 
+def test_jobs_recorded_together_record_those_still_claimed_and_skip_those_taken_over(
+    fleet_env: FleetEnv, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's consecutive jobs are recorded in one transaction: while w1 renders its second job,
+    the reconciler re-queues both jobs w1 holds and w2 claims the first; w1 then records its
+    last two jobs and nothing of the first two (the transaction is recorded again without them)."""
+    _, planned = plan_catalog(fleet_env.storage, catalog.root)
+    assert len(planned.queued) == jobs.RECORD_GROUP_JOBS == 4  # one group: every job of the run
+    first_job = planned.queued[0][0]
+    render = step.render
+    applications: list[bytes] = []
+
+    def taken_over(request: object, **options: object) -> object:
+        app = request.app  # type: ignore[attr-defined]
+        if app not in applications:
+            applications.append(app)
+            if len(applications) == 2:  # the second job's first render: the first job is waiting
+                _stale_job_ids(fleet_env)  # w1's two claims back to queued (and all resent)
+                with session_scope(fleet_env.storage.sessions) as session:
+                    assert claim_job(session, first_job, worker="w2") is not None
+        return render(request, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(step, "render", taken_over)
+    outcomes = jobs.run_jobs(fleet_env.storage, fleet_env.signer, planned.queued, worker="w1")
+    assert [outcome.job_id for outcome in outcomes] == [job_id for job_id, _ in planned.queued]
+    assert [outcome.state for outcome in outcomes] == ["skipped", "skipped", "succeeded", "succeeded"]
+    recorded = sum(outcome.rendered for outcome in outcomes)
+    assert recorded == sum(len(o.results) for o in outcomes[2:]) > 0
+    with session_scope(fleet_env.storage.sessions) as session:
+        states = {
+            job.id: (job.state, job.claimed_by)
+            for job in session.scalars(
+                select(models.RenderJob).where(models.RenderJob.run_id == planned.run_id)
+            )
+        }
+    assert states[first_job] == ("running", "w2")
+    assert states[planned.queued[1][0]][0] == "queued"
+    targets = _targets(fleet_env, planned.run_id).values()
+    assert sum(1 for t in targets if t.state == "succeeded") == recorded
+    assert _count(fleet_env, models.EvidenceRecord) == recorded  # nothing of the first two jobs
+
+    monkeypatch.undo()  # the reconciler hands the two jobs on again; every target ends exactly once
+    stop_render_children()
+    stale_jobs(fleet_env.storage, timeout=timedelta(seconds=-1))
+    _run_all(fleet_env, planned.queued[:2], worker="w3")
+    summary = run_summary(fleet_env.storage, planned.run_id)
+    assert summary.state == "completed" and summary.counts == {"succeeded": planned.total}
+    assert _count(fleet_env, models.EvidenceRecord) == planned.total
+
+
 PACKAGE = """apiVersion: launcher.gokure.dev/v1alpha1
 kind: Package
 metadata:
