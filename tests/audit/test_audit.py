@@ -192,9 +192,16 @@ def test_a_target_whose_stored_request_was_swapped_is_refused_not_rendered(
 ) -> None:
     run_id = _run(fleet_env, catalog)
     with fleet_env.storage.sessions() as session:
+        # two targets of one application (app-0's), whose requests share a request pack: the swapped
+        # request is found, and its action key is not the target's (in no order, PostgreSQL could
+        # return two applications' targets, whose packs do not hold each other's requests)
         first, second = session.scalars(
-            select(models.RenderTarget).where(models.RenderTarget.run_id == run_id).limit(2)
+            select(models.RenderTarget)
+            .where(models.RenderTarget.run_id == run_id)
+            .order_by(models.RenderTarget.application, models.RenderTarget.cluster_profile)
+            .limit(2)
         )
+        assert first.application == second.application
         first.request_digest = second.request_digest
         session.commit()
     code, out, err = _cli(fleet_env, "audit", "--all")
