@@ -54,6 +54,11 @@ def _farm(*arguments: str, ok: tuple[int, ...] = (0,)) -> Result:
     return result
 
 
+def _rotated_key() -> str:
+    """``farm keys rotate``: the new signing key's id (the old one stays trusted)."""
+    return _farm("keys", "rotate").output.split("signing key: ", 1)[1].split()[0]
+
+
 @pytest.fixture
 def home(good_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "home"
@@ -174,7 +179,7 @@ def test_an_audit_row_restating_its_record_otherwise_fails_verify(home: Path) ->
 
 
 def test_an_audit_row_naming_another_trusted_signer_than_its_records_fails_verify(home: Path) -> None:
-    new_key = _farm("keys", "rotate").output.split("signing key: ", 1)[1].split()[0]
+    new_key = _rotated_key()
     with database(home) as connection:
         record = connection.execute("SELECT * FROM audit_records").fetchone()
         connection.execute("UPDATE audit_records SET signer_keyid = ? WHERE id = ?", (new_key, record["id"]))
@@ -241,8 +246,7 @@ def test_a_qualification_record_whose_core_version_is_not_its_outputs_fails_veri
 def test_a_qualification_record_naming_another_trusted_signer_than_its_statements_fails_verify(
     home: Path,
 ) -> None:
-    rotated = _farm("keys", "rotate").output
-    new_key = rotated.split("signing key: ", 1)[1].split()[0]
+    new_key = _rotated_key()
     with database(home) as connection:
         evidence = connection.execute("SELECT * FROM qualification_evidence ORDER BY id LIMIT 1").fetchone()
         connection.execute(
@@ -490,7 +494,7 @@ def test_a_failure_row_whose_envelope_does_not_hash_to_its_digest_fails_verify(h
 
 
 def test_a_failure_row_naming_another_trusted_signer_than_its_statements_fails_verify(home: Path) -> None:
-    new_key = _farm("keys", "rotate").output.split("signing key: ", 1)[1].split()[0]
+    new_key = _rotated_key()
     with database(home) as connection:
         row = connection.execute("SELECT * FROM failed_actions ORDER BY action_key LIMIT 1").fetchone()
         connection.execute(
